@@ -1,0 +1,34 @@
+# Every target is idempotent: the virtual environment is created once and reused.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# The CPU build of torch on this machine's disk; an unpinned torch pulls a multi-GB GPU build.
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev,embed,store]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/fissure chunk samples --format table
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,69 @@
+"""Shared output: JSONL and human-readable tables, and one clean exit path for errors."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections.abc import Iterable
+from typing import IO, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fissure.types import Chunk
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print one clear line and exit; never a traceback."""
+    err.print(f"[bold red]error:[/] {message}", markup=True)
+    raise typer.Exit(code)
+
+
+def write_jsonl(chunks: Iterable[Chunk], stream: IO[str]) -> int:
+    """One JSON object per chunk; returns how many were written."""
+    n = 0
+    for c in chunks:
+        stream.write(json.dumps(c.to_dict(), ensure_ascii=False))
+        stream.write("\n")
+        n += 1
+    return n
+
+
+def token_stats(sizes: list[int]) -> dict[str, float]:
+    """Count, mean, min, median and max of chunk sizes."""
+    if not sizes:
+        return {"chunks": 0, "mean": 0, "min": 0, "median": 0, "max": 0}
+    return {
+        "chunks": len(sizes),
+        "mean": round(statistics.fmean(sizes), 1),
+        "min": min(sizes),
+        "median": round(statistics.median(sizes), 1),
+        "max": max(sizes),
+    }
+
+
+def print_table(rows: list[tuple[str, str, list[int]]], unit: str, stream: IO[str]) -> None:
+    """Per-document rows (source, format, chunk sizes) and a total line."""
+    console = Console(file=stream, highlight=False, width=max(100, _width(stream)))
+    table = Table(title=f"fissure chunks (sizes in {unit})", show_footer=False)
+    for name in ("source", "format", "chunks", "mean", "min", "median", "max"):
+        table.add_column(name, justify="left" if name in ("source", "format") else "right")
+    everything: list[int] = []
+    for source, fmt, sizes in rows:
+        s = token_stats(sizes)
+        everything.extend(sizes)
+        table.add_row(source, fmt, *(str(s[k]) for k in ("chunks", "mean", "min", "median", "max")))
+    console.print(table)
+    t = token_stats(everything)
+    console.print(
+        f"{len(rows)} documents, {t['chunks']} chunks; {unit} per chunk: mean {t['mean']}, "
+        f"min {t['min']}, median {t['median']}, max {t['max']}"
+    )
+
+
+def _width(stream: IO[str]) -> int:
+    return 160 if stream is not sys.stdout else Console().width

@@ -1,0 +1,188 @@
+"""Exact span sizes of one document, answered by lookup.
+
+The document is cut at seams (see :mod:`fissure.size.textindex`) into segments of about
+``sizer.segment_chars`` characters; each distinct segment is counted once (cached across
+documents) and a prefix sum gives the size between any two seams. A span whose ends are not
+seams is measured as *head + lookup + tail*, where only the short head and tail are counted
+afresh. For additive sizers this equals counting the span's text directly.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+import numpy as np
+
+from fissure.size.sizer import Sizer
+from fissure.size.textindex import TextIndex
+
+
+class Ruler:
+    """Measures spans of ``text`` with ``sizer``."""
+
+    __slots__ = ("text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars")
+
+    def __init__(self, text: str, sizer: Sizer, index: TextIndex | None = None) -> None:
+        self.text = text
+        self.sizer = sizer
+        self.index = index if index is not None else TextIndex(text, fine=sizer.fine_seams)
+        self._chars = sizer.name == "chars"
+        self._direct = not sizer.additive
+        self._pos: list[int] = []
+        self._cum: list[int] = []
+        self._pos_a = np.zeros(0, dtype=np.int64)
+        self._cum_a = np.zeros(0, dtype=np.int64)
+        if self._chars or self._direct or not text:
+            return
+        seams = self.index.seams
+        whole = sizer.prefix_counts(text, seams)
+        if whole is not None:
+            self._set(seams, whole)
+            return
+        step = sizer.segment_chars
+        if step > 1 and seams.size > 2:
+            # Keep the first seam of every `step`-character bucket: fewer, longer segments.
+            bucket = seams // step
+            keep = np.empty(seams.size, dtype=bool)
+            keep[0] = True
+            keep[1:] = bucket[1:] != bucket[:-1]
+            keep[-1] = True
+            seams = seams[keep]
+        pos = seams.tolist()
+        segments = [text[a:b] for a, b in zip(pos[:-1], pos[1:], strict=True)]
+        counts = sizer.count_many(segments)
+        cum = np.zeros(len(pos), dtype=np.int64)
+        np.cumsum(counts, out=cum[1:])
+        self._set(seams, cum)
+
+    def _set(self, seams: np.ndarray, cum: np.ndarray) -> None:
+        self._pos_a, self._cum_a = seams.astype(np.int64), cum.astype(np.int64)
+        self._pos, self._cum = self._pos_a.tolist(), self._cum_a.tolist()
+
+    def count(self, start: int, end: int) -> int:
+        """Size of ``text[start:end]``, exactly as ``sizer.count`` would give it."""
+        if end <= start:
+            return 0
+        if self._chars:
+            return end - start
+        if self._direct:
+            return self.sizer.count(self.text[start:end])
+        pos = self._pos
+        i = bisect_left(pos, start)
+        j = bisect_right(pos, end) - 1
+        if i >= j:
+            return self.sizer.count(self.text[start:end])
+        a, b = pos[i], pos[j]
+        n = self._cum[j] - self._cum[i]
+        if a > start:
+            n += self.sizer.count(self.text[start:a])
+        if b < end:
+            n += self.sizer.count(self.text[b:end])
+        return n
+
+    def table(self, bounds: list[int]) -> SpanTable:
+        """Measures every run of consecutive parts ``[bounds[i], bounds[j+1])`` at once.
+
+        See :class:`SpanTable`: each part boundary gets one head and one tail count, after
+        which the size of any run of parts is a sum of two numbers.
+        """
+        b = np.asarray(bounds, dtype=np.int64)
+        starts, ends = self.index.trimmed(b)
+        if self._chars:
+            return SpanTable(self, starts.tolist(), ends.tolist(), (-starts).tolist(),
+                             ends.tolist(), None, None)
+        if self._direct:
+            return SpanTable(self, starts.tolist(), ends.tolist(), None, None, None, None)
+        pos, cum = self._pos_a, self._cum_a
+        first = np.searchsorted(pos, starts, side="left")
+        last = np.searchsorted(pos, ends, side="right") - 1
+        first_c = np.minimum(first, pos.size - 1)
+        last_c = np.maximum(last, 0)
+        text, text_len = self.text, len(self.text)
+        heads = [
+            text[s:a] if s < a else ""
+            for s, a in zip(np.minimum(starts, text_len).tolist(), pos[first_c].tolist(),
+                            strict=True)
+        ]
+        tails = [text[a:e] if a < e else "" for a, e in zip(pos[last_c].tolist(),
+                                                             ends.tolist(), strict=True)]
+        count = self.sizer.count_many
+        head_n = np.asarray(count(heads), dtype=np.int64)
+        tail_n = np.asarray(count(tails), dtype=np.int64)
+        a = head_n - cum[first_c]
+        bb = cum[last_c] + tail_n
+        return SpanTable(self, starts.tolist(), ends.tolist(), a.tolist(), bb.tolist(),
+                         first.tolist(), last.tolist())
+
+    def reach(self, start: int, budget: int, limit: int) -> int:
+        """A seam ``e <= limit`` up to which ``text[start:e]`` surely fits ``budget``.
+
+        Found by lookup in the prefix sums; ``start`` when no seam qualifies (or for
+        sizers measured directly). Callers refine between this and the next seam.
+        """
+        if self._chars:
+            return min(limit, start + budget)
+        pos = self._pos
+        if self._direct or not pos:
+            return start
+        i = bisect_left(pos, start)
+        if i >= len(pos) or pos[i] > limit:
+            return start
+        head = self.sizer.count(self.text[start : pos[i]])
+        if head > budget:
+            return start
+        j = bisect_right(self._cum, self._cum[i] + budget - head, i) - 1
+        j = min(j, bisect_right(pos, limit) - 1)
+        return pos[j] if j >= i else start
+
+    def next_seam(self, position: int) -> int:
+        """The first lookup seam at or after ``position`` (the text's end if none)."""
+        pos = self._pos
+        if self._chars or self._direct or not pos:
+            return len(self.text)
+        i = bisect_left(pos, position)
+        return pos[i] if i < len(pos) else len(self.text)
+
+    def total(self) -> int:
+        """Size of the whole text."""
+        return self.count(0, len(self.text))
+
+
+class SpanTable:
+    """Sizes of runs of consecutive parts, by arithmetic.
+
+    For part ``k``, ``starts[k]``/``ends[k]`` are its trimmed ends. The size of the run
+    of parts ``i..j`` (trimmed) is ``a[i] + b[j]``, where ``a[i]`` is the head count up
+    to the first seam after ``starts[i]`` minus the prefix count there, and ``b[j]`` the
+    prefix count at the last seam before ``ends[j]`` plus the tail count — exact whenever
+    that first seam is not past that last seam; otherwise the run is counted directly.
+    """
+
+    __slots__ = ("ruler", "starts", "ends", "a", "b", "first", "last")
+
+    def __init__(
+        self,
+        ruler: Ruler,
+        starts: list[int],
+        ends: list[int],
+        a: list[int] | None,
+        b: list[int] | None,
+        first: list[int] | None,
+        last: list[int] | None,
+    ) -> None:
+        self.ruler = ruler
+        self.starts, self.ends = starts, ends
+        self.a, self.b, self.first, self.last = a, b, first, last
+
+    def size(self, i: int, j: int) -> int:
+        """Size of the trimmed run of parts ``i..j`` (inclusive)."""
+        s, e = self.starts[i], self.ends[j]
+        if s >= e:
+            return 0
+        a = self.a
+        if a is None:
+            return self.ruler.count(s, e)
+        first = self.first
+        if first is not None and first[i] > self.last[j]:  # type: ignore[index]
+            return self.ruler.count(s, e)
+        return a[i] + self.b[j]  # type: ignore[index]

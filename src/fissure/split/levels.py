@@ -1,0 +1,103 @@
+"""Where text may be cut, from strongest to weakest boundary.
+
+Each level turns a span into interior cut positions; parts between cuts tile the span
+(whitespace stays inside the parts and is trimmed only when chunks are emitted).
+
+| Level     | cut before …                                   |
+|-----------|------------------------------------------------|
+| paragraph | the first line after one or more blank lines   |
+| line      | the character after a line break               |
+| sentence  | a sentence start found by nupunkt              |
+| word      | the first character after a whitespace run     |
+| char      | any grapheme boundary (chosen by budget)       |
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from fissure.size.textindex import TextIndex
+
+
+class Level(IntEnum):
+    """Boundary ranks of plain text; lower is stronger."""
+
+    PARAGRAPH = 10
+    LINE = 20
+    SENTENCE = 30
+    WORD = 40
+    CHAR = 50
+
+
+CutFinder = Callable[[TextIndex, int, int], list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Cuts:
+    """A named way to find the interior cut positions of ``index.text[start:end]``."""
+
+    name: str
+    find: CutFinder
+
+
+def _between(positions: Callable[[TextIndex], np.ndarray]) -> CutFinder:
+    def find(index: TextIndex, start: int, end: int) -> list[int]:
+        arr = positions(index)
+        lo = int(np.searchsorted(arr, start, side="right"))
+        hi = int(np.searchsorted(arr, end, side="left"))
+        return arr[lo:hi].tolist()
+
+    return find
+
+
+def _sentences(index: TextIndex, start: int, end: int) -> list[int]:
+    import nupunkt
+
+    spans = nupunkt.sent_spans(index.text[start:end])
+    return [start + a for a, _ in spans[1:] if 0 < a < end - start]
+
+
+def separator_cuts(separator: str, *, regex: bool = False) -> Cuts:
+    """Cut in front of every occurrence of ``separator`` (it stays with the next part)."""
+    pattern = re.compile(separator if regex else re.escape(separator))
+
+    def find(index: TextIndex, start: int, end: int) -> list[int]:
+        return [
+            m.start() for m in pattern.finditer(index.text, start, end) if start < m.start() < end
+        ]
+
+    return Cuts(f"separator {separator!r}", find)
+
+
+PARAGRAPH = Cuts("paragraph", _between(lambda ix: ix.paragraph_starts))
+LINE = Cuts("line", _between(lambda ix: ix.line_starts))
+SENTENCE = Cuts("sentence", _sentences)
+WORD = Cuts("word", _between(lambda ix: ix.word_starts))
+
+PROSE: Sequence[Cuts] = (PARAGRAPH, LINE, SENTENCE, WORD)
+CODE: Sequence[Cuts] = (PARAGRAPH, LINE, WORD)
+
+_JOINERS = frozenset("\u200d\ufe0e\ufe0f")
+
+
+def is_grapheme_break(text: str, i: int) -> bool:
+    """Whether cutting in front of ``text[i]`` keeps user-perceived characters whole.
+
+    A close approximation of Unicode grapheme rules: never before a combining mark,
+    joiner, variation selector or skin-tone modifier, never after a zero-width joiner,
+    never inside CRLF.
+    """
+    if i <= 0 or i >= len(text):
+        return True
+    ch, prev = text[i], text[i - 1]
+    if ch in _JOINERS or prev == "\u200d" or (prev == "\r" and ch == "\n"):
+        return False
+    if 0x1F3FB <= ord(ch) <= 0x1F3FF:
+        return False
+    return not unicodedata.category(ch).startswith("M")

@@ -1,0 +1,216 @@
+"""The one budgeted splitter: descend the structure, pack parts greedily, never overflow.
+
+A part that fits the budget is a unit. Adjacent units are packed into one chunk while the
+chunk still fits; a part that does not fit is replaced by its children (Block children
+first, then the next finer text level), and a part with nothing finer left is cut at the
+last grapheme boundary that fits. Every size is exact (see :class:`~fissure.size.Ruler`),
+so no chunk exceeds ``max_tokens`` whatever the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fissure.size import Ruler
+from fissure.split.levels import Cuts, is_grapheme_break
+from fissure.types import Block
+
+
+@dataclass(slots=True)
+class Run:
+    """Consecutive parts tiling ``[bounds[0], bounds[-1])``.
+
+    Attributes:
+        bounds: Part boundaries; part ``k`` is ``[bounds[k], bounds[k+1])``.
+        lead: Name of the boundary in front of the first part.
+        cuts: Name of the boundary in front of each later part: one name for all, or one
+            per part (index 0 unused).
+        levels: Text levels for splitting a part further (``None``: by block kind, else
+            the packer's default).
+        depth: Index into ``levels`` where a part's further splitting starts.
+        blocks: The structural block of each part, or ``None``.
+    """
+
+    bounds: list[int]
+    lead: str
+    cuts: str | list[str]
+    levels: Sequence[Cuts] | None = None
+    depth: int = 0
+    blocks: list[Block | None] | None = None
+
+    def cut(self, k: int) -> str:
+        """Name of the boundary in front of part ``k``."""
+        if k == 0:
+            return self.lead
+        return self.cuts if isinstance(self.cuts, str) else self.cuts[k]
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A packed chunk span, trimmed of surrounding whitespace, and its size."""
+
+    start: int
+    end: int
+    cut: str
+    size: int
+
+
+class Packer:
+    """Packs the parts of one document under a budget.
+
+    Args:
+        ruler: Exact span sizes of the document.
+        max_tokens: Hard upper bound for every chunk.
+        levels: Text levels to descend through, strongest first; characters come last.
+        leaf_levels: Levels for the inside of a structural leaf block, by block kind.
+    """
+
+    def __init__(
+        self,
+        ruler: Ruler,
+        max_tokens: int,
+        levels: Sequence[Cuts],
+        leaf_levels: dict[str, Sequence[Cuts]] | None = None,
+    ) -> None:
+        self.ruler = ruler
+        self.text = ruler.text
+        self.max_tokens = max_tokens
+        self.levels = tuple(levels)
+        self.leaf_levels = leaf_levels or {}
+        self.pieces: list[Piece] = []
+
+    # ------------------------------------------------------------------ measuring
+
+    def trim(self, start: int, end: int) -> tuple[int, int]:
+        """The span without leading and trailing whitespace."""
+        text = self.text
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        return start, end
+
+    def size(self, start: int, end: int) -> int:
+        """Size of the trimmed span."""
+        s, e = self.trim(start, end)
+        return self.ruler.count(s, e)
+
+    def fits(self, start: int, end: int) -> bool:
+        """Whether the trimmed span fits the budget."""
+        return self.size(start, end) <= self.max_tokens
+
+    # ------------------------------------------------------------------ packing
+
+    def run(self, run: Run) -> list[Piece]:
+        """Pack ``run`` and return the pieces, in order."""
+        self.pieces = []
+        if len(run.bounds) > 1:
+            self._pack(run)
+        return self.pieces
+
+    def _pack(self, run: Run) -> None:
+        table = self.ruler.table(run.bounds)
+        size, budget, n = table.size, self.max_tokens, len(run.bounds) - 1
+        starts, ends, pieces = table.starts, table.ends, self.pieces
+        i = 0
+        while i < n:
+            first = size(i, i)
+            if first > budget:
+                child = self.expand(run, i)
+                if child is not None:
+                    self._pack(child)
+                else:
+                    self._cut_chars(run.bounds[i], run.bounds[i + 1], run.cut(i))
+                i += 1
+                continue
+            j, total = i, first
+            while j + 1 < n:
+                grown = size(i, j + 1)
+                if grown > budget:
+                    break
+                j, total = j + 1, grown
+            if starts[i] < ends[j]:
+                pieces.append(Piece(starts[i], ends[j], run.cut(i), total))
+            i = j + 1
+
+    def expand(self, run: Run, k: int) -> Run | None:
+        """Part ``k`` of ``run`` as a run of finer parts, or ``None`` if only characters
+        remain."""
+        start, end, cut = run.bounds[k], run.bounds[k + 1], run.cut(k)
+        block = run.blocks[k] if run.blocks else None
+        if block is not None and block.children:
+            return block_run(block.children, start, end, cut)
+        levels, depth = run.levels, run.depth
+        if block is not None:
+            levels, depth = self.leaf_levels.get(block.kind, self.levels), 0
+        elif levels is None:
+            levels = self.levels
+        index = self.ruler.index
+        for d in range(depth, len(levels)):
+            cuts = levels[d].find(index, start, end)
+            if cuts:
+                return Run([start, *cuts, end], cut, levels[d].name, levels, d + 1)
+        return None
+
+    def _cut_chars(self, start: int, end: int, cut: str) -> None:
+        start, end = self.trim(start, end)
+        while start < end:
+            stop = self.largest_fit(start, end)
+            s, e = self.trim(start, stop)
+            if s < e:
+                self.pieces.append(Piece(s, e, cut, self.ruler.count(s, e)))
+            cut = "char"
+            start, _ = self.trim(stop, end)
+
+    def largest_fit(self, start: int, limit: int) -> int:
+        """The furthest grapheme boundary ``e <= limit`` with ``text[start:e]`` in budget.
+
+        Always advances by at least one character, so a caller's loop ends.
+        """
+        if self.fits(start, limit):
+            return limit
+        lo = max(self.ruler.reach(start, self.max_tokens, limit), start)
+        hi = min(limit, self.ruler.next_seam(lo + 1)) if lo < limit else limit
+        if lo > start and not self.fits(start, lo):  # lookup drift on an odd sizer
+            hi, lo = lo, start
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.fits(start, mid):
+                lo = mid
+            else:
+                hi = mid
+        e = lo
+        while e > start and not is_grapheme_break(self.text, e):
+            e -= 1
+        return e if e > start else start + 1
+
+
+def block_run(blocks: Sequence[Block], start: int, end: int, lead: str) -> Run:
+    """A run tiling ``[start, end)``: the blocks, with the gaps between them as parts.
+
+    The boundary in front of a block is named after the block (``section 2``,
+    ``function``); the one in front of a gap is ``gap``.
+    """
+    bounds: list[int] = [start]
+    owners: list[Block | None] = []
+    pos = start
+    for block in blocks:
+        b_start, b_end = max(block.start, pos), min(block.end, end)
+        if b_end <= b_start:
+            continue
+        if b_start > pos:
+            owners.append(None)
+            bounds.append(b_start)
+        owners.append(block)
+        bounds.append(b_end)
+        pos = b_end
+    if pos < end:
+        owners.append(None)
+        bounds.append(end)
+    names = [lead] + [_cut_name(o) if o is not None else "gap" for o in owners[1:]]
+    return Run(bounds, lead, names, None, 0, owners)
+
+
+def _cut_name(block: Block) -> str:
+    return f"{block.kind} {block.level}" if block.kind in ("section", "heading") else block.kind

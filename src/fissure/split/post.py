@@ -1,0 +1,71 @@
+"""What happens after packing: merging small pieces and extending overlap backwards."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from fissure.split.pack import Packer, Piece
+
+_WORD = re.compile(r"\S+")
+
+
+def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Piece]:
+    """Merge pieces under ``min_tokens`` into the next piece, or else the previous one,
+    whenever the merged span still fits the budget."""
+    if min_tokens <= 0 or len(pieces) < 2:
+        return pieces
+    out: list[Piece] = []
+    i = 0
+    while i < len(pieces):
+        p = pieces[i]
+        if p.size < min_tokens:
+            if i + 1 < len(pieces) and packer.fits(p.start, pieces[i + 1].end):
+                nxt = pieces[i + 1]
+                pieces[i + 1] = Piece(p.start, nxt.end, p.cut, packer.size(p.start, nxt.end))
+                i += 1
+                continue
+            if out and packer.fits(out[-1].start, p.end):
+                out[-1] = Piece(out[-1].start, p.end, out[-1].cut, packer.size(out[-1].start, p.end))
+                i += 1
+                continue
+        out.append(p)
+        i += 1
+    return out
+
+
+def word_starts(text: str, lo: int, hi: int) -> list[int]:
+    """Starts of the words that begin in ``[lo, hi)``."""
+    return [m.start() for m in _WORD.finditer(text, lo, hi) if m.start() >= lo]
+
+
+def add_overlap(
+    packer: Packer,
+    pieces: list[Piece],
+    overlap: int,
+    unit_starts: Callable[[int, int], list[int]],
+) -> list[tuple[int, int]]:
+    """Spans extended backwards to the earliest unit start that keeps the overlap within
+    ``overlap`` and the chunk within the budget. Starts stay strictly increasing."""
+    spans = [(p.start, p.end) for p in pieces]
+    if overlap <= 0:
+        return spans
+    out = [spans[0]]
+    for k in range(1, len(spans)):
+        start, end = spans[k]
+        floor = out[-1][0] + 1
+        candidates = unit_starts(max(floor, start - 32 * overlap - 64), start)
+        best = start
+        # Candidates grow toward `start`; both sizes shrink as the candidate moves right.
+        lo, hi = 0, len(candidates)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            c = candidates[mid]
+            if packer.size(c, start) <= overlap and packer.fits(c, end):
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < len(candidates):
+            best = candidates[lo]
+        out.append((best, end))
+    return out

@@ -1,0 +1,131 @@
+"""The named strategies: settings of the one packer, plus flat windows for ``fixed``."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+
+from fissure.config import ChunkSettings
+from fissure.size import Ruler
+from fissure.split import levels as lv
+from fissure.split.pack import Packer, Piece, Run, block_run
+from fissure.split.post import add_overlap, merge_small, word_starts
+from fissure.split.separators import DEFAULT, preset
+from fissure.types import Block
+
+# Inside a structural leaf, code and tables are cut by lines before words; prose by
+# paragraphs, lines and sentences.
+LEAF_LEVELS: dict[str, Sequence[lv.Cuts]] = {
+    kind: lv.CODE
+    for kind in (
+        "code", "function", "method", "class", "struct", "interface", "impl", "trait",
+        "enum", "module", "namespace", "imports", "table", "row", "cell", "front_matter",
+    )
+}
+
+
+def separator_levels(settings: ChunkSettings) -> tuple[lv.Cuts, ...]:
+    """The recursive strategy's levels: given separators, a language preset or the default."""
+    if settings.separators is not None:
+        seps, regex = settings.separators, settings.separators_are_regex
+    elif settings.language:
+        seps, regex = preset(settings.language), True
+    else:
+        seps, regex = DEFAULT, False
+    return tuple(lv.separator_cuts(s, regex=regex) for s in seps if s)
+
+
+def plan(
+    settings: ChunkSettings, text: str, blocks: Sequence[Block]
+) -> tuple[Run, Sequence[lv.Cuts]]:
+    """The top-level run and default levels for a strategy other than ``fixed``."""
+    whole = Run([0, len(text)], "start", "start")
+    if settings.strategy == "recursive":
+        return whole, separator_levels(settings)
+    if settings.strategy == "sentence":
+        return whole, (lv.SENTENCE, lv.WORD)
+    if blocks:
+        return block_run(blocks, 0, len(text), "start"), lv.PROSE
+    return whole, lv.PROSE
+
+
+def split_spans(
+    settings: ChunkSettings, ruler: Ruler, blocks: Sequence[Block]
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """Chunk spans (trimmed, starts increasing) and the boundary that ends each one."""
+    text = ruler.text
+    packer = Packer(ruler, settings.budget, (), LEAF_LEVELS)
+    if settings.strategy == "fixed":
+        pieces = fixed_windows(packer)
+        spans = fixed_overlap(packer, pieces, settings.overlap_tokens)
+        return spans, ["budget"] * (len(spans) - 1) + ["end"] * bool(spans)
+    else:
+        run, levels = plan(settings, text, blocks)
+        packer.levels = tuple(levels)
+        pieces = merge_small(packer, packer.run(run), settings.min_tokens)
+        spans = add_overlap(packer, pieces, settings.overlap_tokens, _units(settings, text))
+    ends = [p.cut for p in pieces[1:]] + (["end"] if pieces else [])
+    return spans, ends
+
+
+def _units(settings: ChunkSettings, text: str) -> Callable[[int, int], list[int]]:
+    """Where an overlap may begin: word starts, or sentence starts for ``sentence``."""
+    if settings.strategy != "sentence":
+        return lambda lo, hi: word_starts(text, lo, hi)
+    found: list[list[int]] = []
+
+    def sentence_starts(lo: int, hi: int) -> list[int]:
+        if not found:
+            import nupunkt
+
+            found.append([a for a, _ in nupunkt.sent_spans(text)])
+        starts = found[0]
+        return starts[bisect_left(starts, lo) : bisect_left(starts, hi)]
+
+    return sentence_starts
+
+
+def fixed_windows(packer: Packer) -> list[Piece]:
+    """Flat windows that ignore structure: each as long as the budget allows."""
+    text, pieces = packer.text, []
+    start, _ = packer.trim(0, len(text))
+    while start < len(text):
+        stop = packer.largest_fit(start, len(text))
+        s, e = packer.trim(start, stop)
+        if s < e:
+            pieces.append(Piece(s, e, "budget", packer.ruler.count(s, e)))
+        start = stop
+    return pieces
+
+
+def fixed_overlap(packer: Packer, pieces: list[Piece], overlap: int) -> list[tuple[int, int]]:
+    """Fixed windows re-laid so each starts up to ``overlap`` before the previous end."""
+    spans = [(p.start, p.end) for p in pieces]
+    if overlap <= 0 or len(spans) < 2:
+        return spans
+    text = packer.text
+    out = [spans[0]]
+    while out[-1][1] < spans[-1][1]:
+        prev_start, prev_end = out[-1]
+        lo, hi = prev_start + 1, prev_end
+        while lo < hi:  # earliest start whose overlap still fits
+            mid = (lo + hi) // 2
+            if packer.size(mid, prev_end) <= overlap:
+                hi = mid
+            else:
+                lo = mid + 1
+        while lo < prev_end and not lv.is_grapheme_break(text, lo):
+            lo += 1
+        start, _ = packer.trim(lo, len(text))
+        stop = packer.largest_fit(start, len(text))
+        if stop <= prev_end:  # no room beyond the overlap: continue without it
+            start, _ = packer.trim(prev_end, len(text))
+            if start >= len(text):
+                break
+            stop = packer.largest_fit(start, len(text))
+        s, e = packer.trim(start, stop)
+        if s < e:
+            out.append((s, e))
+        else:
+            break
+    return out
