@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -11,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from fissure.config import ChunkSettings
-from fissure.errors import InputError
+from fissure.errors import ConfigError, InputError
 from fissure.size import Ruler, Sizer, as_sizer
+from fissure.split.pack import Piece
 from fissure.split.strategies import split_spans
 from fissure.types import Block, Chunk, Document
 
@@ -43,8 +45,6 @@ class Chunker:
         self.settings = replace(base, **fields) if fields else base
         self.sizer = sizer or as_sizer(self.settings.tokenizer)
         if self.settings.budget < self.sizer.min_budget:
-            from fissure.errors import ConfigError
-
             raise ConfigError(
                 f"max_tokens={self.settings.budget} is too small for {self.sizer.name}: one "
                 f"character can take {self.sizer.min_budget} tokens; use at least that"
@@ -60,19 +60,20 @@ class Chunker:
         if not text.strip():
             return []
         ruler = Ruler(text, self.sizer)
-        spans, ends = split_spans(self.settings, ruler, document.blocks)
-        return self._build(document, ruler, spans, ends)
+        blocks = document.blocks if self.settings.strategy == "structural" else ()
+        spans, pieces = split_spans(self.settings, ruler, blocks)
+        return self._build(document, ruler, spans, pieces)
 
-    def chunk_file(self, path: str | os.PathLike[str]) -> list[Chunk]:
-        """Read a file and chunk it."""
-        return self.chunk_document(load_document(path))
+    def chunk_file(self, path: str | os.PathLike[str], *, mime: str | None = None) -> list[Chunk]:
+        """Read, detect, parse and chunk a file (``mime`` overrides detection)."""
+        return self.chunk_document(load_document(path, mime=mime))
 
     def _build(
         self,
         document: Document,
         ruler: Ruler,
         spans: list[tuple[int, int]],
-        ends: list[str],
+        pieces: list[Piece],
     ) -> list[Chunk]:
         if not spans:
             return []
@@ -80,14 +81,22 @@ class Chunker:
         starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
         stops = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
         first, last = ruler.index.lines(starts, stops)
+        name = Path(document.source).name if document.source != "<text>" else None
+        fallback = document.metadata.get("fallback")
         chunks = []
-        for i, ((s, e), cut) in enumerate(zip(spans, ends, strict=True)):
+        starts_of: dict[int, list[int]] = {}
+        for i, (s, e) in enumerate(spans):
             body = text[s:e]
-            trail = _trail(document.blocks, s)
-            headings = tuple(b.title for b in trail if b.title)
-            entity = next((b.metadata["entity"] for b in reversed(trail)
-                           if "entity" in b.metadata), None)
-            meta: dict[str, Any] = {"cut": cut}
+            trail = _trail(document.blocks, s, starts_of) if document.blocks else []
+            headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
+            meta: dict[str, Any] = {"cut": pieces[i + 1].cut if i + 1 < len(pieces) else "end"}
+            if trail:
+                meta["block"] = trail[-1].kind
+                meta.update({k: v for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS})
+            if pieces[i].oversize:
+                meta["oversize"] = pieces[i].oversize
+            if fallback:
+                meta["fallback"] = fallback
             chunks.append(
                 Chunk(
                     text=body,
@@ -96,31 +105,44 @@ class Chunker:
                     doc_id=doc_id,
                     chunk_id=Chunk.make_id(doc_id, s, e, body),
                     index=i,
-                    n_tokens=ruler.count(s, e),
+                    n_tokens=pieces[i].size
+                    if (pieces[i].start, pieces[i].end) == (s, e)
+                    else ruler.count(s, e),
                     lines=(int(first[i]), int(last[i])),
                     strategy=self.settings.strategy,
                     source=document.source,
                     headings=headings,
-                    entity=entity,
+                    entity=_inherited(trail, "entity"),
                     page=_inherited(trail, "page"),
                     cell=_inherited(trail, "cell"),
-                    context=" › ".join(headings) or None,
+                    context=" › ".join(x for x in (name, *headings) if x) or None,
                     metadata=meta,
                 )
             )
         return chunks
 
 
-def _trail(blocks: Sequence[Block], position: int) -> list[Block]:
-    """The chain of nested blocks that contain ``position``, outermost first."""
+# Block facts worth carrying onto the chunks inside the block.
+_BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
+
+
+def _trail(blocks: Sequence[Block], position: int, starts_of: dict[int, list[int]]) -> list[Block]:
+    """The chain of nested blocks that contain ``position``, outermost first.
+
+    ``starts_of`` caches each sibling list's start offsets (keyed by identity) so that a
+    document with many blocks is searched by bisection, not scanned per chunk.
+    """
     trail: list[Block] = []
     level = blocks
     while level:
-        found = next((b for b in level if b.start <= position < b.end), None)
-        if found is None:
+        starts = starts_of.get(id(level))
+        if starts is None:
+            starts = starts_of[id(level)] = [b.start for b in level]
+        k = bisect_right(starts, position) - 1
+        if k < 0 or level[k].end <= position:
             break
-        trail.append(found)
-        level = found.children
+        trail.append(level[k])
+        level = level[k].children
     return trail
 
 
@@ -131,20 +153,20 @@ def _inherited(trail: list[Block], key: str) -> Any:
     return None
 
 
-def load_document(path: str | os.PathLike[str]) -> Document:
-    """Read a file as a Document (UTF-8, BOM removed). Binary files raise InputError."""
+def load_document(path: str | os.PathLike[str], *, mime: str | None = None) -> Document:
+    """Read a file and parse it by its detected format (``mime`` overrides detection).
+
+    Raises:
+        InputError: The file cannot be read, or is binary with no parser.
+    """
+    from fissure.parse import parse
+
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc.strerror or exc}") from exc
-    if b"\x00" in data[:8192]:
-        raise InputError(f"{p} looks binary (it contains NUL bytes); fissure chunks text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p} is not valid UTF-8 (byte {exc.start}); convert it first") from exc
-    return Document.from_text(text, source=str(p))
+    return parse(data, str(p), mime)
 
 
 def chunk(text_or_path: str | os.PathLike[str], **settings: Any) -> list[Chunk]:

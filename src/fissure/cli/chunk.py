@@ -38,6 +38,9 @@ def chunk(
     language: Annotated[
         str | None, typer.Option(help="Separator preset for --strategy recursive.")
     ] = None,
+    mime: Annotated[
+        str | None, typer.Option(help="Parse every file as this MIME type (skip detection).")
+    ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | table")] = "jsonl",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
@@ -64,7 +67,7 @@ def chunk(
     with sink as stream:
         for path in files:
             try:
-                document = load_document(path)
+                document = load_document(path, mime=mime)
                 chunks = chunker.chunk_document(document)
             except FissureError as exc:
                 skipped += 1

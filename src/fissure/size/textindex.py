@@ -13,6 +13,7 @@ a pre-token boundary for OpenAI's encodings and BERT alike, but not for counting
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -20,11 +21,13 @@ import numpy as np
 # Class codes. PUNCT: ASCII punctuation except the apostrophe, which o200k's contractions
 # (and BERT's punctuation rule) both treat as a word boundary after a letter or digit.
 OTHER, ALNUM, SPACE, NEWLINE, ODD, PUNCT = 0, 1, 2, 3, 4, 5
-_PUNCT = frozenset("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~")
+_PUNCT = frozenset('!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~')
 
 # Whitespace that BERT, tiktoken and str.split all treat as whitespace.
-_SPACES = " \t\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+_SPACES = (
+    " \t\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -72,7 +75,9 @@ class TextIndex:
 
     __slots__ = ("text", "seams", "visible", "_line_starts", "_paragraphs", "_words")
 
-    def __init__(self, text: str, *, fine: bool = False) -> None:
+    def __init__(
+        self, text: str, *, fine: bool = False, protect: re.Pattern[str] | None = None
+    ) -> None:
         self.text = text
         self._paragraphs: np.ndarray | None = None
         self._words: np.ndarray | None = None
@@ -88,14 +93,20 @@ class TextIndex:
         is_seam = ((prev == ALNUM) & (nxt == NEWLINE)) | (visible_prev & (nxt == SPACE))
         if fine:
             is_seam |= (prev == ALNUM) & (nxt == PUNCT)
+        if protect is not None:
+            for m in protect.finditer(text):  # no seam inside an added token
+                is_seam[m.start() : max(m.start(), m.end() - 1)] = False
         inner = np.flatnonzero(is_seam) + 1
         self.seams = np.concatenate(([0], inner, [n])).astype(np.int64)
         self.visible = np.flatnonzero((k < SPACE) | (k == PUNCT)).astype(np.int64)
         newlines = np.flatnonzero(k == NEWLINE)
         # "\r\n" counts once; a lone "\r" ends a line too.
         if newlines.size:
-            chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) \
-                if not text.isascii() else np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            chars = (
+                np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+                if not text.isascii()
+                else np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            )
             cr_before_lf = (chars[newlines] == 13) & (newlines + 1 < n)
             if cr_before_lf.any():
                 follow = np.minimum(newlines + 1, n - 1)

@@ -64,25 +64,52 @@ class WordPieceCounter:
         max_chars: Words longer than this count as one ``[UNK]``.
     """
 
-    def __init__(self, vocab: dict[str, int], prefix: str = "##", max_chars: int = 100) -> None:
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        prefix: str = "##",
+        max_chars: int = 100,
+        added: tuple[str, ...] = (),
+    ) -> None:
         self.vocab = vocab
         self.prefix = prefix
         self.max_chars = max_chars
         self._cache: dict[str, int] = {}
         self._longest = max(map(len, vocab))
+        # Added tokens ([CLS], [SEP] …) are matched in the raw text before anything else,
+        # even without special tokens added: "[CLS]" in a text is one token.
+        self.added = (
+            re.compile("|".join(map(re.escape, sorted(added, key=len, reverse=True))))
+            if added
+            else None
+        )
 
     @classmethod
     def from_tokenizer_json(cls, path: str | Path) -> WordPieceCounter:
         """Read the vocabulary and settings of a BERT ``tokenizer.json``."""
-        model = json.loads(Path(path).read_text("utf-8"))["model"]
+        config = json.loads(Path(path).read_text("utf-8"))
+        model = config["model"]
+        added = tuple(
+            t["content"]
+            for t in config.get("added_tokens", ())
+            if not t.get("normalized") and not t.get("lstrip") and not t.get("rstrip")
+            and not t.get("single_word")
+        )
         return cls(
             model["vocab"],
             prefix=model.get("continuing_subword_prefix", "##"),
             max_chars=model.get("max_input_chars_per_word", 100),
+            added=added,
         )
 
     def count(self, text: str) -> int:
         """Number of word pieces in ``text``."""
+        if self.added is not None and self.added.search(text):
+            parts = self.added.split(text)
+            return len(parts) - 1 + sum(self._count(part) for part in parts)
+        return self._count(text)
+
+    def _count(self, text: str) -> int:
         if text.isascii():
             text = _ASCII_CONTROL.sub("", text).lower()
             pieces = _ASCII_PIECES.findall(text)

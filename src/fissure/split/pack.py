@@ -48,12 +48,24 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """A packed chunk span, trimmed of surrounding whitespace, and its size."""
+    """A packed chunk span, trimmed of surrounding whitespace, and its size.
+
+    ``oversize`` names the kind of unit (``code``, ``function``, ``row`` …) that this piece
+    cuts through because that unit alone is over budget.
+    """
 
     start: int
     end: int
     cut: str
     size: int
+    oversize: str | None = None
+
+
+# Units that a chunk may cut through only when the unit alone is over budget. A class
+# splitting into its methods is structure, not damage; a class with nothing inside to
+# split by is a unit like a function.
+ATOMIC = frozenset({"code", "function", "method", "row", "header", "front_matter", "cell"})
+WHOLE_WHEN_LEAF = frozenset({"class", "struct", "interface", "impl", "trait", "enum"})
 
 
 class Packer:
@@ -79,6 +91,7 @@ class Packer:
         self.levels = tuple(levels)
         self.leaf_levels = leaf_levels or {}
         self.pieces: list[Piece] = []
+        self._inside: list[str] = []  # atomic units being cut through, outermost first
 
     # ------------------------------------------------------------------ measuring
 
@@ -117,11 +130,16 @@ class Packer:
         while i < n:
             first = size(i, i)
             if first > budget:
+                damaged = _atomic(run.blocks[i] if run.blocks else None)
+                if damaged:
+                    self._inside.append(damaged)
                 child = self.expand(run, i)
                 if child is not None:
                     self._pack(child)
                 else:
                     self._cut_chars(run.bounds[i], run.bounds[i + 1], run.cut(i))
+                if damaged:
+                    self._inside.pop()
                 i += 1
                 continue
             j, total = i, first
@@ -131,7 +149,7 @@ class Packer:
                     break
                 j, total = j + 1, grown
             if starts[i] < ends[j]:
-                pieces.append(Piece(starts[i], ends[j], run.cut(i), total))
+                pieces.append(Piece(starts[i], ends[j], run.cut(i), total, self._damage()))
             i = j + 1
 
     def expand(self, run: Run, k: int) -> Run | None:
@@ -159,9 +177,12 @@ class Packer:
             stop = self.largest_fit(start, end)
             s, e = self.trim(start, stop)
             if s < e:
-                self.pieces.append(Piece(s, e, cut, self.ruler.count(s, e)))
+                self.pieces.append(Piece(s, e, cut, self.ruler.count(s, e), self._damage()))
             cut = "char"
             start, _ = self.trim(stop, end)
+
+    def _damage(self) -> str | None:
+        return self._inside[0] if self._inside else None
 
     def largest_fit(self, start: int, limit: int) -> int:
         """The furthest grapheme boundary ``e <= limit`` with ``text[start:e]`` in budget.
@@ -210,6 +231,15 @@ def block_run(blocks: Sequence[Block], start: int, end: int, lead: str) -> Run:
         bounds.append(end)
     names = [lead] + [_cut_name(o) if o is not None else "gap" for o in owners[1:]]
     return Run(bounds, lead, names, None, 0, owners)
+
+
+def _atomic(block: Block | None) -> str | None:
+    """The block's kind if cutting inside it damages a unit, else ``None``."""
+    if block is None:
+        return None
+    if block.kind in ATOMIC or (block.kind in WHOLE_WHEN_LEAF and not block.children):
+        return block.kind
+    return None
 
 
 def _cut_name(block: Block) -> str:

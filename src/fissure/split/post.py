@@ -26,7 +26,9 @@ def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Pi
                 i += 1
                 continue
             if out and packer.fits(out[-1].start, p.end):
-                out[-1] = Piece(out[-1].start, p.end, out[-1].cut, packer.size(out[-1].start, p.end))
+                out[-1] = Piece(
+                    out[-1].start, p.end, out[-1].cut, packer.size(out[-1].start, p.end)
+                )
                 i += 1
                 continue
         out.append(p)

@@ -18,8 +18,28 @@ from fissure.types import Block
 LEAF_LEVELS: dict[str, Sequence[lv.Cuts]] = {
     kind: lv.CODE
     for kind in (
-        "code", "function", "method", "class", "struct", "interface", "impl", "trait",
-        "enum", "module", "namespace", "imports", "table", "row", "cell", "front_matter",
+        "code",
+        "function",
+        "method",
+        "class",
+        "struct",
+        "interface",
+        "impl",
+        "trait",
+        "enum",
+        "module",
+        "namespace",
+        "imports",
+        "table",
+        "row",
+        "header",
+        "cell",
+        "front_matter",
+        "directive",
+        "output",
+        "key",
+        "document",
+        "statements",
     )
 }
 
@@ -51,21 +71,24 @@ def plan(
 
 def split_spans(
     settings: ChunkSettings, ruler: Ruler, blocks: Sequence[Block]
-) -> tuple[list[tuple[int, int]], list[str]]:
-    """Chunk spans (trimmed, starts increasing) and the boundary that ends each one."""
+) -> tuple[list[tuple[int, int]], list[Piece]]:
+    """Chunk spans (trimmed, starts increasing) and the packed pieces behind them (one per
+    span, in order: overlap only moves a span's start)."""
     text = ruler.text
     packer = Packer(ruler, settings.budget, (), LEAF_LEVELS)
     if settings.strategy == "fixed":
         pieces = fixed_windows(packer)
         spans = fixed_overlap(packer, pieces, settings.overlap_tokens)
-        return spans, ["budget"] * (len(spans) - 1) + ["end"] * bool(spans)
+        return spans, [Piece(s, e, "budget", packer.ruler.count(s, e)) for s, e in spans]
     else:
         run, levels = plan(settings, text, blocks)
         packer.levels = tuple(levels)
+        # Pack to leave room for the overlap, then let it grow back to the full budget.
+        packer.max_tokens = settings.budget - settings.overlap_tokens
         pieces = merge_small(packer, packer.run(run), settings.min_tokens)
+        packer.max_tokens = settings.budget
         spans = add_overlap(packer, pieces, settings.overlap_tokens, _units(settings, text))
-    ends = [p.cut for p in pieces[1:]] + (["end"] if pieces else [])
-    return spans, ends
+    return spans, pieces
 
 
 def _units(settings: ChunkSettings, text: str) -> Callable[[int, int], list[int]]:

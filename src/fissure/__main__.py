@@ -1,0 +1,5 @@
+"""``python -m fissure`` runs the command line."""
+
+from fissure.cli import main
+
+main()

@@ -1,0 +1,8 @@
+"""Formats: each parser turns one format into a Document with a Block tree.
+
+The routing table lives in :mod:`fissure.parse.registry`.
+"""
+
+from fissure.parse.registry import parse, parser_for, register
+
+__all__ = ["parse", "parser_for", "register"]

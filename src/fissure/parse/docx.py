@@ -1,0 +1,188 @@
+"""DOCX → text with sections by heading style, paragraphs, lists and tables.
+
+python-docx reads the body in order. Paragraphs styled ``Title`` or ``Heading 1`` …
+``Heading 9`` (or a style based on one) start nested ``section`` blocks; list paragraphs
+(a ``List …`` style or Word numbering) become ``item``\\s of a ``list``; tables become
+``table`` blocks with one ``row`` per row, cells joined by `` | ``. Headers, footers,
+comments and footnotes are not part of the text.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from enum import IntEnum
+from typing import Any
+
+from fissure.errors import InputError
+from fissure.parse.outline import LINE_GAP, Outline
+from fissure.types import Document
+
+__all__ = ["DocxLevel", "parse"]
+
+
+class DocxLevel(IntEnum):
+    """Rank of the boundary in front of a DOCX block; lower is stronger."""
+
+    TITLE = 0
+    HEADING_1 = 1
+    HEADING_2 = 2
+    HEADING_3 = 3
+    HEADING_4 = 4
+    HEADING_5 = 5
+    HEADING_6 = 6
+    HEADING_7 = 7
+    HEADING_8 = 8
+    HEADING_9 = 9
+    BLOCK = 10  # paragraph, list, table
+    LINE = 11  # list item, table row
+
+
+_HEADING = re.compile(r"heading ([1-9])")
+_MAX_STYLE_CHAIN = 16  # based-on chains are short; this guards against cycles
+
+
+def parse(data: bytes, *, source: str, mime: str = "") -> Document:
+    """Extract a DOCX file's text and its section structure.
+
+    Args:
+        data: The file's bytes.
+        source: Path or URI, recorded on the Document.
+        mime: Recorded on the Document (default: the DOCX MIME type).
+
+    Returns:
+        A Document whose blocks are ``section`` (title = heading text, first child the
+        ``heading``), ``paragraph``, ``list`` (``item`` children) and ``table`` (``row``
+        children). ``metadata["title"]`` is the document title property when set;
+        ``metadata["warnings"]`` names tables that could not be read.
+
+    Raises:
+        InputError: The bytes are not a DOCX file python-docx can open.
+    """
+    import docx
+
+    mime = mime or "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    try:
+        document = docx.Document(io.BytesIO(bytes(data)))
+        content = list(document.iter_inner_content())
+    except Exception as exc:  # zip, XML and package errors all mean "not a usable DOCX"
+        raise InputError(
+            f"{source}: not a readable DOCX file ({type(exc).__name__}: {exc}); check that "
+            "it is a complete Word .docx (not .doc) file, or re-save it from Word"
+        ) from None
+    writer = _Writer()
+    for item in content:
+        if hasattr(item, "rows"):
+            writer.table(item)
+        else:
+            writer.paragraph(item)
+    text, blocks = writer.out.finish()
+    metadata: dict[str, Any] = {}
+    title = (document.core_properties.title or "").strip()
+    if title:
+        metadata["title"] = title
+    if writer.warnings:
+        metadata["warnings"] = writer.warnings
+    return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
+
+
+class _Writer:
+    """Feeds body items, in order, into an :class:`Outline`."""
+
+    def __init__(self) -> None:
+        self.out = Outline()
+        self.in_list = False
+        self.ordinal = 0
+        self.tables = 0
+        self.warnings: list[str] = []
+
+    def paragraph(self, paragraph: Any) -> None:
+        """Write a heading, list item or plain paragraph."""
+        text = paragraph.text.strip()
+        if not text:
+            return
+        style = _style_names(paragraph)
+        meta = {"style": getattr(paragraph.style, "name", None) or "Normal"}
+        depth = _heading_depth(style)
+        level = None if depth is not None else _list_level(paragraph, style)
+        if level is not None:
+            self._item(text, level, numbered=any("number" in name for name in style))
+            return
+        self._end_list()
+        if depth is not None:
+            title = " ".join(text.split())
+            self.out.heading(depth, title, level=DocxLevel(depth), metadata=meta)
+        else:
+            self.out.leaf("paragraph", text, level=DocxLevel.BLOCK, metadata=meta)
+
+    def table(self, table: Any) -> None:
+        """Write a table, one row per line, cells joined by `` | ``."""
+        self._end_list()
+        self.tables += 1
+        try:
+            rows = [_row_text(row) for row in table.rows]
+        except Exception as exc:  # a malformed grid loses the table, not the document
+            self.warnings.append(f"table {self.tables}: unreadable ({type(exc).__name__})")
+            return
+        self.out.open("table", level=DocxLevel.BLOCK, metadata={"table": self.tables})
+        for row in rows:
+            self.out.leaf("row", row, level=DocxLevel.LINE, gap=LINE_GAP)
+        self.out.close()
+
+    def _item(self, text: str, level: int, *, numbered: bool) -> None:
+        if not self.in_list:
+            self.out.open("list", level=DocxLevel.BLOCK)
+            self.in_list, self.ordinal = True, 0
+        self.ordinal += 1
+        bullet = f"{self.ordinal}." if numbered else "-"
+        line = "  " * level + f"{bullet} {text}"
+        self.out.leaf("item", line, level=DocxLevel.LINE, gap=LINE_GAP)
+
+    def _end_list(self) -> None:
+        if self.in_list:
+            self.out.close()
+            self.in_list = False
+
+
+def _style_names(paragraph: Any) -> list[str]:
+    """The paragraph's style name and the names of the styles it is based on."""
+    names: list[str] = []
+    style = paragraph.style
+    while style is not None and len(names) < _MAX_STYLE_CHAIN:
+        names.append((style.name or "").lower())
+        style = style.base_style
+    return names or ["normal"]
+
+
+def _heading_depth(style: list[str]) -> int | None:
+    """0 for Title, 1…9 for Heading 1…9, None for everything else."""
+    for name in style:
+        if name == "title":
+            return 0
+        match = _HEADING.fullmatch(name)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _list_level(paragraph: Any, style: list[str]) -> int | None:
+    """The nesting level of a list paragraph, or None when it is not one."""
+    ppr = paragraph._p.pPr  # python-docx exposes numbering only through the XML
+    num = ppr.numPr if ppr is not None else None
+    if num is not None and num.ilvl is not None and num.ilvl.val is not None:
+        return int(num.ilvl.val)
+    if num is not None or any(name.startswith("list") for name in style):
+        return 0
+    return None
+
+
+def _row_text(row: Any) -> str:
+    """Cells of a row joined by `` | ``; a merged cell counts once."""
+    cells: list[str] = []
+    previous = None
+    for cell in row.cells:
+        if previous is not None and cell._tc is previous:
+            continue
+        previous = cell._tc
+        cells.append(" ".join(cell.text.split()))
+    return " | ".join(cells)

@@ -1,0 +1,114 @@
+"""Jupyter notebooks through nbformat: cells become blocks, nothing is executed.
+
+``Document.text`` is the cells' sources in order, each under a jupytext-style marker line
+(``# %% [markdown]``, ``# %%``), separated by blank lines: a reader (or a model) sees where
+a cell starts and what kind it is, and the markers sit between cell blocks, so a chunk that
+stays inside one cell never contains one. Markdown cells are parsed by the Markdown parser
+with offsets shifted into the notebook text; a Markdown cell that starts with a heading opens
+a section that runs over the following cells, so code cells carry the notebook's outline.
+Outputs are dropped unless asked for.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+import nbformat
+
+from fissure.parse.markdown import markdown_blocks
+from fissure.parse.text import nest_sections, rstrip_end
+from fissure.types import Block, Document
+
+MIME = "application/x-ipynb+json"
+CELL_SEPARATOR = "\n\n"
+_MARKERS = {"markdown": "# %% [markdown]\n", "raw": "# %% [raw]\n"}
+_CODE_MARKER = "# %%\n"
+_OUTPUT_MARKER = "# output\n"
+
+
+class NotebookLevel(IntEnum):
+    """Boundary ranks in notebooks (lower is stronger); headings keep Markdown's 1–6."""
+
+    CELL = 8
+    OUTPUT = 9
+
+
+def parse(text: str, *, source: str, outputs: bool = False) -> Document:
+    """Parse a notebook's JSON into cell blocks over the joined cell sources.
+
+    Args:
+        text: The notebook file (JSON).
+        source: Its path or URI.
+        outputs: Also index text outputs (stream text and ``text/plain`` results) after
+            their code cell, as ``output`` blocks.
+
+    Returns:
+        A document whose blocks are ``cell`` blocks (``metadata["cell"]`` = cell index,
+        ``metadata["cell_type"]``), grouped into ``section`` blocks by Markdown headings.
+    """
+    notebook = nbformat.reads(text, as_version=4)
+    language = _language(notebook)
+    parts: list[str] = []
+    cells: list[Block] = []
+    cursor = 0
+    for index, cell in enumerate(notebook.cells):
+        source_text = cell.get("source") or ""
+        marker = _MARKERS.get(cell.cell_type, _CODE_MARKER)
+        piece = (CELL_SEPARATOR if parts else "") + marker
+        start = cursor + len(piece)
+        parts.append(piece + source_text)
+        cursor = start + len(source_text)
+        cells.append(_cell_block(cell, index, source_text, start, language))
+        if outputs and cell.cell_type == "code":
+            cursor = _add_outputs(cell, index, parts, cells, cursor)
+    joined = "".join(parts)
+    metadata = {"cells": len(notebook.cells), "language": language, "outputs": outputs}
+    blocks = nest_sections([c for c in cells if c.end > c.start], _heading_cell)
+    return Document.from_text(joined, source=source, mime=MIME, blocks=blocks, metadata=metadata)
+
+
+def _cell_block(cell: Any, index: int, text: str, start: int, language: str | None) -> Block:
+    end = start + rstrip_end(text, 0, len(text))
+    metadata: dict[str, Any] = {"cell": index, "cell_type": cell.cell_type}
+    if cell.cell_type != "markdown":
+        if cell.cell_type == "code":
+            metadata["lang"] = language
+        kind = "code" if cell.cell_type == "code" else "cell"
+        return Block(kind, start, end, NotebookLevel.CELL, None, (), metadata)
+    children = markdown_blocks(text, offset=start)
+    first = children[0] if children else None
+    if first is not None and first.kind == "section" and first.start == start:
+        # The cell opens a notebook section (see _heading_cell): the section carries the
+        # title, so the cell holds the Markdown section's children rather than a duplicate.
+        metadata["heading"] = (first.level, first.title)
+        children = (*first.children, *children[1:])
+    return Block("cell", start, end, NotebookLevel.CELL, None, children, metadata)
+
+
+def _heading_cell(block: Block) -> tuple[int, str | None] | None:
+    return block.metadata.get("heading")
+
+
+def _add_outputs(cell: Any, index: int, parts: list[str], cells: list[Block], cursor: int) -> int:
+    for output in cell.get("outputs", ()):
+        text = output.get("text") if output.output_type == "stream" else None
+        if text is None:
+            text = output.get("data", {}).get("text/plain")
+        if not text:
+            continue
+        piece = CELL_SEPARATOR + _OUTPUT_MARKER
+        start = cursor + len(piece)
+        parts.append(piece + text)
+        cursor = start + len(text)
+        end = start + rstrip_end(text, 0, len(text))
+        metadata = {"cell": index, "output_type": output.output_type}
+        cells.append(Block("output", start, end, NotebookLevel.OUTPUT, None, (), metadata))
+    return cursor
+
+
+def _language(notebook: Any) -> str | None:
+    meta = notebook.get("metadata", {})
+    return (meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get(
+        "name"
+    )

@@ -1,0 +1,177 @@
+"""THE routing table: MIME type → parser. One explicit table, in this one file.
+
+Entries name their parser by dotted path (``"fissure.parse.markdown:parse"``) so a format's
+module, and its dependencies, load only when a document of that format arrives. Two parser
+signatures exist: text parsers take ``(text: str, *, source: str)`` and binary parsers take
+``(data: bytes, *, source: str)``; a route may also ask for ``mime=`` (the code parser
+serves many languages). Every fallback is loud: it is recorded in
+``Document.metadata["fallback"]``, and a parser that raises never crashes a run.
+
+Add a format with one call::
+
+    from fissure.parse.registry import register
+
+    def parse_toml(text: str, *, source: str) -> Document: ...
+
+    register("application/toml", parse_toml)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fissure.detect import decode, detect, is_textual, normalize
+from fissure.detect import mimes as m
+from fissure.errors import InputError
+from fissure.parse import text as plain
+from fissure.types import Document
+
+Parser = Callable[..., Document]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How one MIME type is parsed.
+
+    Attributes:
+        target: The parser, or its dotted path ``"package.module:function"``.
+        binary: The parser takes the raw bytes instead of decoded text.
+        pass_mime: The parser also takes ``mime=`` (one parser for several formats).
+    """
+
+    target: str | Parser
+    binary: bool = False
+    pass_mime: bool = False
+
+    def load(self) -> Parser:
+        """The parser function, importing its module on first use."""
+        if not isinstance(self.target, str):
+            return self.target
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+_CODE = Route("fissure.parse.code:parse", pass_mime=True)
+
+_ROUTES: dict[str, Route] = {
+    m.PLAIN: Route("fissure.parse.text:parse"),
+    m.MARKDOWN: Route("fissure.parse.markdown:parse"),
+    m.PYTHON: Route("fissure.parse.python:parse"),
+    m.RST: Route("fissure.parse.rst:parse"),
+    m.JSON: Route("fissure.parse.data:parse_json"),
+    m.YAML: Route("fissure.parse.data:parse_yaml"),
+    m.CSV: Route("fissure.parse.csv:parse"),
+    m.TSV: Route("fissure.parse.csv:parse"),
+    m.NOTEBOOK: Route("fissure.parse.notebook:parse"),
+    m.HTML: Route("fissure.parse.html:parse"),
+    m.PDF: Route("fissure.parse.pdf:parse", binary=True),
+    m.DOCX: Route("fissure.parse.docx:parse", binary=True),
+    **{mime: _CODE for mime in m.CODE.values()},
+}
+
+
+def register(mime: str, parser: str | Parser, *, binary: bool = False) -> None:
+    """Route a MIME type to a parser, replacing any existing route.
+
+    Args:
+        mime: The MIME type, e.g. ``"application/toml"`` (normalised: lower case, no
+            parameters, aliases resolved). Make :func:`fissure.detect.detect` produce it by
+            passing ``mime=`` to :func:`parse`, or extend
+            ``fissure.detect.mimes.EXTENSIONS``.
+        parser: ``parse(text, *, source) -> Document``, or with ``binary=True``
+            ``parse(data, *, source) -> Document``; or the dotted path
+            ``"package.module:function"`` of one, imported on first use.
+        binary: The parser takes raw bytes rather than decoded text.
+    """
+    _ROUTES[normalize(mime)] = Route(parser, binary=binary)
+
+
+def parser_for(mime: str) -> Route | None:
+    """The route for a MIME type, or ``None`` when documents of it are parsed as plain text
+    (if they are text) or refused (if they are not)."""
+    return _ROUTES.get(normalize(mime))
+
+
+def parse(data: bytes, source: str, mime: str | None = None) -> Document:
+    """Detect, decode and parse a document.
+
+    Args:
+        data: The document's bytes.
+        source: Its path or URI (the extension is evidence for detection).
+        mime: Overrides detection.
+
+    Returns:
+        The parsed document. Its metadata records ``detection`` (why this MIME type),
+        ``encoding`` (with ``encoding_fallback`` when it was not UTF-8) and ``fallback``
+        whenever a coarser parser had to stand in.
+
+    Raises:
+        InputError: The document is binary with no parser for its type, or its parser
+            failed and its bytes are not text either.
+    """
+    detection = detect(data, source, mime)
+    route = _ROUTES.get(detection.mime)
+    meta: dict[str, Any] = {"detection": detection.reason}
+    if route is not None and route.binary:
+        document = _run_binary(route, data, source, detection.mime, meta)
+    else:
+        if route is None and not is_textual(detection.mime):
+            raise InputError(
+                f"{source} is {detection.mime} ({detection.reason}) and fissure has no parser "
+                "for it; pass mime= if it is really text, or add a parser with "
+                "fissure.parse.registry.register"
+            )
+        text, encoding = decode(data)
+        meta["encoding"] = encoding["encoding"]
+        if "fallback" in encoding:
+            meta["encoding_fallback"] = encoding["fallback"]
+        if route is None:
+            meta["fallback"] = f"no parser for {detection.mime}; parsed as plain text"
+            document = plain.parse(text, source=source)
+        else:
+            document = _run_text(route, text, source, detection.mime, meta)
+    return replace(document, mime=detection.mime, metadata={**document.metadata, **meta})
+
+
+def _run_text(route: Route, text: str, source: str, mime: str, meta: dict[str, Any]) -> Document:
+    try:
+        parser = route.load()
+        if route.pass_mime:
+            return parser(text, source=source, mime=mime)
+        return parser(text, source=source)
+    except Exception as exc:  # a malformed file must never crash a run; say why instead
+        meta["fallback"] = f"{_describe(route, exc)}; parsed as plain text"
+        return plain.parse(text, source=source)
+
+
+def _run_binary(
+    route: Route, data: bytes, source: str, mime: str, meta: dict[str, Any]
+) -> Document:
+    try:
+        parser = route.load()
+        if route.pass_mime:
+            return parser(data, source=source, mime=mime)
+        return parser(data, source=source)
+    except Exception as exc:
+        why = _describe(route, exc)
+    try:
+        text, encoding = decode(data)
+    except InputError as exc:
+        raise InputError(f"{source}: {why}, and its bytes are not text: {exc}") from None
+    meta.update(encoding=encoding["encoding"], fallback=f"{why}; parsed as plain text")
+    return plain.parse(text, source=source)
+
+
+def _describe(route: Route, exc: Exception) -> str:
+    name = route.target if isinstance(route.target, str) else _name(route.target)
+    if isinstance(exc, ImportError):
+        return f"parser {name} is not available ({type(exc).__name__}: {exc})"
+    message = str(exc).splitlines()[0][:300] if str(exc) else ""
+    return f"parser {name} failed ({type(exc).__name__}: {message})"
+
+
+def _name(parser: Parser) -> str:
+    return f"{getattr(parser, '__module__', '?')}:{getattr(parser, '__qualname__', parser)}"

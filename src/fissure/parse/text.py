@@ -1,0 +1,147 @@
+"""Plain text: blank-line separated paragraphs.
+
+This is also every other parser's last resort, so it must accept any string quickly. The
+helpers here (line starts, paragraph spans, trimming) are shared by the other text parsers so
+that all of them agree on what a line is.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from enum import IntEnum
+
+from fissure.types import Block, Document
+
+MIME = "text/plain"
+
+# A line break as Python's tokenizer, markdown-it and docutils all see it (not str.splitlines,
+# which also breaks on form feeds and U+2028 and would disagree with them).
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+# One or more blank lines between two text lines.
+_PARAGRAPH_BREAK = re.compile(r"(?:\r\n|\r|\n)(?:[ \t\f\v]*(?:\r\n|\r|\n))+")
+_LEADING_BLANK_LINES = re.compile(r"(?:[ \t\f\v]*(?:\r\n|\r|\n))*")
+
+
+class TextLevel(IntEnum):
+    """Boundary ranks in plain text (lower is stronger)."""
+
+    PARAGRAPH = 10
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts; ``line_starts(text)[i]`` is line ``i`` (0-based)."""
+    return [0, *(m.end() for m in _NEWLINE.finditer(text))]
+
+
+def line_end(text: str, starts: list[int], line: int) -> int:
+    """Offset just past the content of 0-based ``line``, before its line break."""
+    if line + 1 >= len(starts):
+        return len(text)
+    end = starts[line + 1]
+    if text[end - 1] == "\n":
+        end -= 1
+        if end > starts[line] and text[end - 1] == "\r":
+            end -= 1
+    elif text[end - 1] == "\r":
+        end -= 1
+    return end
+
+
+def line_of(starts: list[int], offset: int) -> int:
+    """0-based line that contains ``offset``."""
+    return bisect_right(starts, offset) - 1
+
+
+def rstrip_end(text: str, start: int, end: int) -> int:
+    """``end`` moved left past trailing whitespace, never before ``start``."""
+    if end > start and text[end - 1].isspace():
+        end = start + len(text[start:end].rstrip())
+    return end
+
+
+def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Spans of the blank-line separated paragraphs in ``text[start:end]``.
+
+    A span starts at the beginning of its first non-blank line (indentation kept) and ends
+    after its last non-space character.
+    """
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for match in _PARAGRAPH_BREAK.finditer(text, start, end):
+        _add_paragraph(text, cursor, match.start(), spans)
+        cursor = match.end()
+    _add_paragraph(text, cursor, end, spans)
+    return spans
+
+
+def _add_paragraph(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    # Leading blank lines (possible at the very start) are skipped whole, so the span
+    # begins at a line start and keeps that line's indentation.
+    start = _LEADING_BLANK_LINES.match(text, start, end).end()  # type: ignore[union-attr]
+    stop = rstrip_end(text, start, end)
+    if stop > start:
+        spans.append((start, stop))
+
+
+def paragraph_blocks(
+    text: str, start: int = 0, end: int | None = None, *, kind: str = "paragraph"
+) -> tuple[Block, ...]:
+    """One block per paragraph of ``text[start:end]``."""
+    return tuple(
+        Block(kind, s, e, TextLevel.PARAGRAPH) for s, e in paragraph_spans(text, start, end)
+    )
+
+
+def heading_rank(block: Block) -> tuple[int, str | None] | None:
+    """(level, title) of a ``heading`` block; ``None`` for any other block."""
+    return (block.level, block.title) if block.kind == "heading" else None
+
+
+def nest_sections(
+    blocks: list[Block],
+    heading: Callable[[Block], tuple[int, str | None] | None] = heading_rank,
+) -> tuple[Block, ...]:
+    """Wrap each heading and what follows it, up to the next heading of the same or a
+    stronger level, in a ``section`` block with the heading's level and title.
+
+    Args:
+        blocks: Sibling blocks in document order.
+        heading: Says which blocks open a section, with its (level, title).
+    """
+    root: list[Block] = []
+    stack: list[tuple[int, str | None, list[Block]]] = []
+
+    def close() -> None:
+        level, title, children = stack.pop()
+        section = Block(
+            "section", children[0].start, children[-1].end, level, title, tuple(children)
+        )
+        (stack[-1][2] if stack else root).append(section)
+
+    for block in blocks:
+        rank = heading(block)
+        if rank is not None:
+            while stack and stack[-1][0] >= rank[0]:
+                close()
+            stack.append((rank[0], rank[1], [block]))
+        else:
+            (stack[-1][2] if stack else root).append(block)
+    while stack:
+        close()
+    return tuple(root)
+
+
+def parse(text: str, *, source: str) -> Document:
+    """Parse plain text into paragraph blocks.
+
+    Args:
+        text: The decoded document.
+        source: Its path or URI.
+
+    Returns:
+        A document whose blocks are its paragraphs (kind ``paragraph``).
+    """
+    return Document.from_text(text, source=source, mime=MIME, blocks=paragraph_blocks(text))

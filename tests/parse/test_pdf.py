@@ -1,0 +1,120 @@
+"""The PDF parser: pages, paragraphs, damaged and encrypted files."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from fissure.errors import InputError
+from fissure.parse import pdf
+from fissure.types import Document
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+
+
+def _load_maker() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_binary", CORPUS / "make_binary.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+maker = _load_maker()
+GOOD = maker.make_pdf(maker.REPORT_PAGES)
+
+
+def assert_tree(doc: Document) -> None:
+    previous_end = 0
+    for page in doc.blocks:
+        assert previous_end <= page.start < page.end <= len(doc.text)
+        inner = page.start
+        for paragraph in page.children:
+            assert inner <= paragraph.start < paragraph.end <= page.end
+            inner = paragraph.end
+        previous_end = page.end
+
+
+def test_pages_and_paragraphs() -> None:
+    doc = pdf.parse(GOOD, source="report.pdf")
+    assert_tree(doc)
+    assert doc.metadata == {"pages": 2}
+    assert [(b.kind, b.title, b.metadata["page"]) for b in doc.blocks] == [
+        ("page", "page 1", 1),
+        ("page", "page 2", 2),
+    ]
+    assert doc.text.count(pdf.PAGE_SEPARATOR) == 1
+    first = [doc.text[p.start : p.end] for p in doc.blocks[0].children]
+    assert first == [
+        "Quarterly report",
+        "Sales rose in every region this quarter.\nThe café line sold best.",
+        "Costs stayed flat; margins improved by two points.",
+    ]
+    assert doc.blocks[1].level == pdf.PdfLevel.PAGE
+    assert doc.blocks[1].children[0].level == pdf.PdfLevel.PARAGRAPH
+
+
+def test_committed_sample_matches_the_generator() -> None:
+    doc = pdf.parse((CORPUS / "pdf" / "report.pdf").read_bytes(), source="report.pdf")
+    assert doc.text == pdf.parse(GOOD, source="report.pdf").text
+
+
+def test_unreadable_page_is_a_warning() -> None:
+    broken = GOOD.replace(b"/Kids [4 0 R 6 0 R] /Count 2", b"/Kids [4 0 R 6 0 R 99 0 R] /Count 3")
+    doc = pdf.parse(broken, source="broken.pdf")
+    assert [b.metadata["page"] for b in doc.blocks] == [1, 2]
+    assert doc.metadata["pages"] == 3
+    assert doc.metadata["warnings"] == ["page 3: unreadable (Failed to load page.)"]
+
+
+def test_encrypted_pdf_says_so() -> None:
+    encrypt = (
+        b"/Encrypt << /Filter /Standard /V 1 /R 2 /O <"
+        + b"11" * 32
+        + b"> /U <"
+        + b"22" * 32
+        + b"> /P -4 >> /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]"
+    )
+    locked = GOOD.replace(b"/Root 1 0 R >>", b"/Root 1 0 R " + encrypt + b" >>")
+    assert locked != GOOD
+    with pytest.raises(InputError, match="encrypted and needs a password"):
+        pdf.parse(locked, source="locked.pdf")
+
+
+def test_pdf_without_text_asks_for_ocr() -> None:
+    with pytest.raises(InputError, match="OCR"):
+        pdf.parse(maker.make_pdf([[], []]), source="scan.pdf")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_damaged_bytes_give_a_clear_error_or_a_partial_result(seed: int) -> None:
+    rng = random.Random(seed)
+    damaged = bytearray(GOOD)
+    if seed % 3 == 0:
+        damaged = damaged[: rng.randrange(len(GOOD))]
+    elif seed % 3 == 1:
+        for _ in range(20):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+    else:
+        start = rng.randrange(len(damaged) - 100)
+        damaged[start : start + 100] = rng.randbytes(100)
+    started = time.perf_counter()
+    try:
+        doc = pdf.parse(bytes(damaged), source="damaged.pdf")
+    except InputError as exc:
+        assert "damaged.pdf" in str(exc)
+    else:
+        assert_tree(doc)
+    assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize("data", [b"", b"%PDF-1.4\n", os.urandom(4096), b"not a pdf at all"])
+def test_garbage_is_an_input_error(data: bytes) -> None:
+    with pytest.raises(InputError, match="not a readable PDF|no page"):
+        pdf.parse(data, source="junk.pdf")

@@ -1,0 +1,44 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tree_checks import assert_valid_tree
+
+from fissure.parse import text as plain
+
+
+def test_paragraphs_are_separated_by_blank_lines():
+    source = "\n\n  first line\nsecond line  \n \t\n\r\nnext\r\n\r\n   \n"
+    document = plain.parse(source, source="notes.txt")
+    assert [source[b.start : b.end] for b in document.blocks] == [
+        "  first line\nsecond line",
+        "next",
+    ]
+    assert {b.kind for b in document.blocks} == {"paragraph"}
+    assert {b.level for b in document.blocks} == {plain.TextLevel.PARAGRAPH}
+    assert_valid_tree(document)
+
+
+def test_empty_and_blank_text_have_no_blocks():
+    assert plain.parse("", source="e.txt").blocks == ()
+    assert plain.parse(" \n\t\n", source="e.txt").blocks == ()
+
+
+def test_line_helpers_agree_on_crlf_and_lone_cr():
+    source = "a\r\nb\rc\nd"
+    starts = plain.line_starts(source)
+    assert starts == [0, 3, 5, 7]
+    assert [source[s : plain.line_end(source, starts, i)] for i, s in enumerate(starts)] == [
+        "a",
+        "b",
+        "c",
+        "d",
+    ]
+    assert plain.line_of(starts, 4) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0c\u2028é")))
+def test_any_text_gives_a_valid_tree(source):
+    document = plain.parse(source, source="x.txt")
+    assert_valid_tree(document)
+    covered = "".join(source[b.start : b.end] for b in document.blocks)
+    assert "".join(covered.split()) == "".join(source.split())

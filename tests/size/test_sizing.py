@@ -1,0 +1,105 @@
+"""Sizing is exact: span sizes by lookup equal the real tokenizer on the span's text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fissure
+from fissure.errors import ConfigError
+from fissure.size import Ruler, Sizer
+from fissure.size.sizer import minilm_model_dir
+from fissure.size.wordpiece import WordPieceCounter
+from tests.conftest import SIZER_NAMES, get_sizer
+from tests.split.test_invariants import TEXTS
+
+
+def _real_minilm():
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(minilm_model_dir() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return lambda t: len(tok.encode(t, add_special_tokens=False).ids)
+
+
+def _real_tiktoken(name: str):
+    from bpe_openai import _bindings
+
+    backend = _bindings.tokenizer_for_encoding(name)
+    return lambda t: len(backend.encode(t))
+
+
+REAL = {
+    "chars": len,
+    "words": lambda t: len(t.split()),
+    "cl100k_base": _real_tiktoken("cl100k_base"),
+    "o200k_base": _real_tiktoken("o200k_base"),
+    "minilm": _real_minilm(),
+}
+
+
+@pytest.mark.parametrize("name", SIZER_NAMES)
+@settings(max_examples=60, deadline=None)
+@given(text=TEXTS, data=st.data())
+def test_ruler_spans_equal_the_real_tokenizer(name: str, text: str, data: st.DataObject):
+    ruler = Ruler(text, get_sizer(name))
+    assert ruler.total() == REAL[name](text)
+    for _ in range(8):
+        a = data.draw(st.integers(0, len(text)))
+        b = data.draw(st.integers(a, len(text)))
+        assert ruler.count(a, b) == REAL[name](text[a:b]), (text[a:b],)
+
+
+@pytest.mark.parametrize("name", SIZER_NAMES)
+def test_span_table_equals_direct_counts(name: str):
+    text = "def f(x):\n    return g(x) + 1  # note\n\nclass A:\n    pass\n" * 5
+    ruler = Ruler(text, get_sizer(name))
+    bounds = [0, 10, 11, 40, 41, 60, len(text)]
+    table = ruler.table(bounds)
+    for i in range(len(bounds) - 1):
+        for j in range(i, len(bounds) - 1):
+            span = text[bounds[i] : bounds[j + 1]].strip()
+            assert table.size(i, j) == REAL[name](span)
+
+
+def test_wordpiece_matches_tokenizers_on_real_text():
+    counter = WordPieceCounter.from_tokenizer_json(minilm_model_dir() / "tokenizer.json")
+    real = REAL["minilm"]
+    package = Path(fissure.__file__).parent
+    samples = [
+        *(p.read_text(encoding="utf-8") for p in sorted(package.rglob("*.py"))[:40]),
+        "Ünïcödé façade — naïve café, İstanbul, straße, ﬁnance, 日本語のテキスト, 한국어 😀.",
+        "x" * 150 + " short " + "unaffordable" * 3,
+        "tabs\tand\x0bvertical\x0cfeeds\x85next\u2028line\u00a0nbsp\u200bzero",
+    ]
+    for text in samples:
+        assert counter.count(text) == real(text)
+
+
+def test_named_sizers_and_errors(tmp_path):
+    assert Sizer.named("chars").count("héllo") == 5
+    assert Sizer.named("words").count(" a b\nc ") == 3
+    assert Sizer.named("cl100k_base").count("hello world") == 2
+    with pytest.raises(ConfigError, match="unknown tokenizer"):
+        Sizer.named("gpt-9")
+    with pytest.raises(ConfigError, match="not found"):
+        Sizer.from_tokenizer_file(tmp_path / "missing.json")
+
+
+def test_tokenizer_json_path_counts_like_the_model():
+    sizer = Sizer.named(str(minilm_model_dir() / "tokenizer.json"))
+    text = "Counting with a tokenizer.json from a path, offline."
+    assert sizer.count(text) == REAL["minilm"](text)
+    ruler = Ruler(text * 3, sizer)
+    assert ruler.count(5, 70) == REAL["minilm"]((text * 3)[5:70])
+
+
+def test_custom_function_sizer_is_measured_directly():
+    sizer = Sizer.from_function(lambda t: len(t.encode("utf-8")), name="bytes")
+    assert not sizer.additive
+    ruler = Ruler("héllo wörld", sizer)
+    assert ruler.count(0, 5) == len("héllo".encode())
