@@ -9,11 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from fissure.config import ChunkSettings
 from fissure.errors import ConfigError, InputError
 from fissure.size import Ruler, Sizer, as_sizer
+from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
 from fissure.split.strategies import split_spans
 from fissure.types import Block, Chunk, Document
@@ -64,6 +63,16 @@ class Chunker:
         spans, pieces = split_spans(self.settings, ruler, blocks)
         return self._build(document, ruler, spans, pieces)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Only where to cut: the ``(start, end)`` of each chunk of ``text``.
+
+        The same cuts as :meth:`chunk` without building Chunk objects; ``text[s:e]`` is
+        each chunk's text.
+        """
+        if not text.strip():
+            return []
+        return split_spans(self.settings, Ruler(text, self.sizer), ())[0]
+
     def chunk_file(self, path: str | os.PathLike[str], *, mime: str | None = None) -> list[Chunk]:
         """Read, detect, parse and chunk a file (``mime`` overrides detection)."""
         return self.chunk_document(load_document(path, mime=mime))
@@ -77,46 +86,41 @@ class Chunker:
     ) -> list[Chunk]:
         if not spans:
             return []
-        text, doc_id = document.text, document.id
-        starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
-        stops = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
-        first, last = ruler.index.lines(starts, stops)
-        name = Path(document.source).name if document.source != "<text>" else None
+        text, doc_id, source = document.text, document.id, document.source
+        lines = line_numbers(text, spans)
+        name = Path(source).name if source != "<text>" else None
         fallback = document.metadata.get("fallback")
+        strategy = self.settings.strategy
+        place = _Placer(document.blocks, name)
         chunks = []
-        starts_of: dict[int, list[int]] = {}
+        last = len(pieces) - 1
         for i, (s, e) in enumerate(spans):
             body = text[s:e]
-            trail = _trail(document.blocks, s, starts_of) if document.blocks else []
-            headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
-            meta: dict[str, Any] = {"cut": pieces[i + 1].cut if i + 1 < len(pieces) else "end"}
-            if trail:
-                meta["block"] = trail[-1].kind
-                meta.update({k: v for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS})
-            if pieces[i].oversize:
-                meta["oversize"] = pieces[i].oversize
+            piece = pieces[i]
+            meta: dict[str, Any] = {"cut": pieces[i + 1].cut if i < last else "end"}
+            if piece.oversize:
+                meta["oversize"] = piece.oversize
             if fallback:
                 meta["fallback"] = fallback
+            headings, entity, page, cell, context = place(s, meta)
+            size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
             chunks.append(
                 Chunk(
-                    text=body,
-                    start=s,
-                    end=e,
-                    doc_id=doc_id,
-                    chunk_id=Chunk.make_id(doc_id, s, e, body),
-                    index=i,
-                    n_tokens=pieces[i].size
-                    if (pieces[i].start, pieces[i].end) == (s, e)
-                    else ruler.count(s, e),
-                    lines=(int(first[i]), int(last[i])),
-                    strategy=self.settings.strategy,
-                    source=document.source,
-                    headings=headings,
-                    entity=_inherited(trail, "entity"),
-                    page=_inherited(trail, "page"),
-                    cell=_inherited(trail, "cell"),
-                    context=" › ".join(x for x in (name, *headings) if x) or None,
-                    metadata=meta,
+                    body,
+                    s,
+                    e,
+                    doc_id,
+                    i,
+                    size,
+                    lines[i],
+                    strategy,
+                    source,
+                    headings,
+                    entity,
+                    page,
+                    cell,
+                    context,
+                    meta,
                 )
             )
         return chunks
@@ -124,6 +128,34 @@ class Chunker:
 
 # Block facts worth carrying onto the chunks inside the block.
 _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
+
+
+class _Placer:
+    """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context."""
+
+    def __init__(self, blocks: Sequence[Block], name: str | None) -> None:
+        self.blocks = blocks
+        self.name = name
+        self.starts_of: dict[int, list[int]] = {}
+
+    def __call__(
+        self, position: int, meta: dict[str, Any]
+    ) -> tuple[tuple[str, ...], str | None, int | None, int | None, str | None]:
+        if not self.blocks:
+            return (), None, None, None, self.name
+        trail = _trail(self.blocks, position, self.starts_of)
+        headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
+        if trail:
+            meta["block"] = trail[-1].kind
+            meta.update({k: v for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS})
+        context = " › ".join(x for x in (self.name, *headings) if x) or None
+        return (
+            headings,
+            _inherited(trail, "entity"),
+            _inherited(trail, "page"),
+            _inherited(trail, "cell"),
+            context,
+        )
 
 
 def _trail(blocks: Sequence[Block], position: int, starts_of: dict[int, list[int]]) -> list[Block]:

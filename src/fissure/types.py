@@ -12,11 +12,8 @@ from typing import Any
 
 
 def _digest(*parts: str) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    return h.hexdigest()
+    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +95,14 @@ class Chunk:
     """A piece of a document, ready to embed.
 
     ``text`` is always exactly ``document.text[start:end]``; ``context`` is a breadcrumb
-    that may be prepended for embedding only.
+    that may be prepended for embedding only. ``chunk_id`` is derived from the document
+    id, the offsets and the text, so it is stable and content-addressed.
     """
 
     text: str
     start: int
     end: int
     doc_id: str
-    chunk_id: str
     index: int
     n_tokens: int
     lines: tuple[int, int]
@@ -122,6 +119,11 @@ class Chunk:
     def make_id(doc_id: str, start: int, end: int, text: str) -> str:
         """The stable, content-addressed id of a chunk."""
         return _digest(doc_id, str(start), str(end), text)
+
+    @property
+    def chunk_id(self) -> str:
+        """The stable, content-addressed id: a hash of doc id, offsets and text."""
+        return _digest(self.doc_id, str(self.start), str(self.end), self.text)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping with every field (``None`` where not applicable)."""

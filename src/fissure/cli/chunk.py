@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +15,7 @@ from fissure.cli.output import err, fail, print_table, write_jsonl
 from fissure.config import STRATEGIES
 from fissure.errors import FissureError
 from fissure.source import iter_files
+from fissure.source.files import DEFAULT_MAX_BYTES
 
 
 def chunk(
@@ -45,6 +47,9 @@ def chunk(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
+    max_bytes: Annotated[
+        int, typer.Option(help="Skip files larger than this many bytes.")
+    ] = DEFAULT_MAX_BYTES,
 ) -> None:
     """Split documents into chunks with exact offsets and a hard token budget."""
     if fmt not in ("jsonl", "table"):
@@ -58,25 +63,33 @@ def chunk(
             tokenizer=tokenizer,
             language=language,
         )
-        files = list(iter_files(paths))
+        files = list(iter_files(paths, max_bytes=max_bytes))
     except FissureError as exc:
         fail(str(exc))
     sink = open(output, "w", encoding="utf-8") if output else nullcontext(sys.stdout)  # noqa: SIM115
     rows: list[tuple[str, str, list[int]]] = []
+    formats: Counter[str] = Counter()
     skipped = 0
     with sink as stream:
-        for path in files:
+        for found in files:
+            if found.skip:
+                skipped += 1
+                err.print(f"skipped {found.path}: {found.skip}")
+                continue
             try:
-                document = load_document(path, mime=mime)
+                document = load_document(found.path, mime=mime)
                 chunks = chunker.chunk_document(document)
             except FissureError as exc:
                 skipped += 1
-                err.print(f"skipped {path}: {exc}")
+                err.print(f"skipped {found.path}: {exc}")
                 continue
+            if "fallback" in document.metadata:
+                err.print(f"fallback {found.path}: {document.metadata['fallback']}")
             if fmt == "jsonl":
                 write_jsonl(chunks, stream)
-            rows.append((str(path), document.mime, [c.n_tokens for c in chunks]))
+            formats[document.mime] += 1
+            rows.append((str(found.path), document.mime, [c.n_tokens for c in chunks]))
         if fmt == "table":
             print_table(rows, chunker.sizer.name, stream)
-    if skipped:
-        err.print(f"{skipped} of {len(files)} files skipped (reasons above)")
+    counts = ", ".join(f"{mime} {n}" for mime, n in formats.most_common())
+    err.print(f"{len(rows)} documents ({counts or 'none'}); {skipped} skipped")

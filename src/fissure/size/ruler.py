@@ -9,6 +9,7 @@ afresh. For additive sizers this equals counting the span's text directly.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -22,13 +23,10 @@ class Ruler:
 
     __slots__ = ("text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars")
 
-    def __init__(self, text: str, sizer: Sizer, index: TextIndex | None = None) -> None:
+    def __init__(self, text: str, sizer: Sizer) -> None:
         self.text = text
         self.sizer = sizer
-        self.index = (
-            index if index is not None
-            else TextIndex(text, fine=sizer.fine_seams, protect=sizer.protect)
-        )
+        self.index = TextIndex(text, fine=sizer.fine_seams, protect=sizer.protect)
         self._chars = sizer.name == "chars"
         self._direct = not sizer.additive
         self._pos: list[int] = []
@@ -38,7 +36,7 @@ class Ruler:
         if self._chars or self._direct or not text:
             return
         seams = self.index.seams
-        whole = sizer.prefix_counts(text, seams)
+        whole = sizer.prefix_counts(text, self.index.seam_bytes) if sizer.has_prefix else None
         if whole is not None:
             self._set(seams, whole)
             return
@@ -60,7 +58,13 @@ class Ruler:
 
     def _set(self, seams: np.ndarray, cum: np.ndarray) -> None:
         self._pos_a, self._cum_a = seams.astype(np.int64), cum.astype(np.int64)
-        self._pos, self._cum = self._pos_a.tolist(), self._cum_a.tolist()
+        self._pos, self._cum = [], []  # filled on the first scalar lookup
+
+    def _lists(self) -> tuple[list[int], list[int]]:
+        """The seam table as Python lists: bisect on a list beats numpy for one value."""
+        if not self._pos and self._pos_a.size:
+            self._pos, self._cum = self._pos_a.tolist(), self._cum_a.tolist()
+        return self._pos, self._cum
 
     def count(self, start: int, end: int) -> int:
         """Size of ``text[start:end]``, exactly as ``sizer.count`` would give it."""
@@ -70,33 +74,28 @@ class Ruler:
             return end - start
         if self._direct:
             return self.sizer.count(self.text[start:end])
-        pos = self._pos
+        pos, cum = self._lists()
         i = bisect_left(pos, start)
         j = bisect_right(pos, end) - 1
         if i >= j:
             return self.sizer.count(self.text[start:end])
         a, b = pos[i], pos[j]
-        n = self._cum[j] - self._cum[i]
+        n = cum[j] - cum[i]
         if a > start:
             n += self.sizer.count(self.text[start:a])
         if b < end:
             n += self.sizer.count(self.text[b:end])
         return n
 
-    def table(self, bounds: list[int]) -> SpanTable:
+    def table(self, bounds: list[int]) -> SpanTable | LazyTable:
         """Measures every run of consecutive parts ``[bounds[i], bounds[j+1])`` at once.
 
         See :class:`SpanTable`: each part boundary gets one head and one tail count, after
         which the size of any run of parts is a sum of two numbers.
         """
-        b = np.asarray(bounds, dtype=np.int64)
-        starts, ends = self.index.trimmed(b)
-        if self._chars:
-            return SpanTable(
-                self, starts.tolist(), ends.tolist(), (-starts).tolist(), ends.tolist(), None, None
-            )
-        if self._direct:
-            return SpanTable(self, starts.tolist(), ends.tolist(), None, None, None, None)
+        if self._chars or self._direct:
+            return LazyTable(self, bounds)
+        starts, ends = self.index.trimmed(np.asarray(bounds, dtype=np.int64))
         pos, cum = self._pos_a, self._cum_a
         first = np.searchsorted(pos, starts, side="left")
         last = np.searchsorted(pos, ends, side="right") - 1
@@ -136,8 +135,10 @@ class Ruler:
         """
         if self._chars:
             return min(limit, start + budget)
-        pos = self._pos
-        if self._direct or not pos:
+        if self._direct:
+            return start
+        pos, cum = self._lists()
+        if not pos:
             return start
         i = bisect_left(pos, start)
         if i >= len(pos) or pos[i] > limit:
@@ -145,14 +146,16 @@ class Ruler:
         head = self.sizer.count(self.text[start : pos[i]])
         if head > budget:
             return start
-        j = bisect_right(self._cum, self._cum[i] + budget - head, i) - 1
+        j = bisect_right(cum, cum[i] + budget - head, i) - 1
         j = min(j, bisect_right(pos, limit) - 1)
         return pos[j] if j >= i else start
 
     def next_seam(self, position: int) -> int:
         """The first lookup seam at or after ``position`` (the text's end if none)."""
-        pos = self._pos
-        if self._chars or self._direct or not pos:
+        if self._chars or self._direct:
+            return len(self.text)
+        pos, _ = self._lists()
+        if not pos:
             return len(self.text)
         i = bisect_left(pos, position)
         return pos[i] if i < len(pos) else len(self.text)
@@ -188,6 +191,23 @@ class SpanTable:
         self.starts, self.ends = starts, ends
         self.a, self.b, self.first, self.last = a, b, first, last
 
+    def start(self, i: int) -> int:
+        """First visible position at or after part ``i``'s start."""
+        return self.starts[i]
+
+    def end(self, j: int) -> int:
+        """End of the last visible character before part ``j``'s end."""
+        return self.ends[j]
+
+    def fits(self, i: int, j: int, budget: int) -> bool:
+        """Whether the trimmed run of parts ``i..j`` fits ``budget``."""
+        return self.size(i, j) <= budget
+
+    def sure(self, i: int, budget: int) -> int:
+        """The last part ``j`` such that parts ``i..j`` surely fit without measuring
+        (``i - 1`` when nothing is sure)."""
+        return i - 1
+
     def size(self, i: int, j: int) -> int:
         """Size of the trimmed run of parts ``i..j`` (inclusive)."""
         s, e = self.starts[i], self.ends[j]
@@ -200,3 +220,59 @@ class SpanTable:
         if first is not None and first[i] > self.last[j]:  # type: ignore[index]
             return self.ruler.count(s, e)
         return a[i] + self.b[j]  # type: ignore[index]
+
+
+_VISIBLE = re.compile(r"\S")
+
+
+class LazyTable:
+    """The :class:`SpanTable` interface for sizers without a count table (characters, or
+    a custom function): trimmed ends are found only where they are asked for, and for
+    characters the untrimmed length settles most questions without trimming at all."""
+
+    __slots__ = ("ruler", "bounds", "_starts", "_ends", "_chars")
+
+    def __init__(self, ruler: Ruler, bounds: list[int]) -> None:
+        self.ruler = ruler
+        self.bounds = bounds
+        self._starts: dict[int, int] = {}
+        self._ends: dict[int, int] = {}
+        self._chars = ruler.sizer.name == "chars"
+
+    def start(self, i: int) -> int:
+        got = self._starts.get(i)
+        if got is None:
+            m = _VISIBLE.search(self.ruler.text, self.bounds[i])
+            got = self._starts[i] = m.start() if m else len(self.ruler.text) + 1
+        return got
+
+    def end(self, j: int) -> int:
+        got = self._ends.get(j)
+        if got is None:
+            got, text, bounds = 0, self.ruler.text, self.bounds
+            for k in range(j, -1, -1):
+                a = bounds[k]
+                kept = len(text[a : bounds[k + 1]].rstrip())
+                if kept:
+                    got = a + kept
+                    break
+            self._ends[j] = got
+        return got
+
+    def size(self, i: int, j: int) -> int:
+        s, e = self.start(i), self.end(j)
+        if s >= e:
+            return 0
+        return e - s if self._chars else self.ruler.count(s, e)
+
+    def fits(self, i: int, j: int, budget: int) -> bool:
+        if self._chars and self.bounds[j + 1] - self.bounds[i] <= budget:
+            return True
+        return self.size(i, j) <= budget
+
+    def sure(self, i: int, budget: int) -> int:
+        if not self._chars:
+            return i - 1
+        # Untrimmed length bounds the trimmed one: every part ending within the budget fits.
+        bounds = self.bounds
+        return bisect_right(bounds, bounds[i] + budget, i + 1) - 2

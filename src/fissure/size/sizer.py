@@ -108,10 +108,16 @@ class Sizer:
         cache.update(zip(missing, counted, strict=True))
         return [cache[t] if n is None else n for t, n in zip(texts, sizes, strict=True)]
 
-    def prefix_counts(self, text: str, seams: np.ndarray) -> np.ndarray | None:
-        """Cumulative sizes of ``text`` at every seam, from one pass over the whole text;
-        ``None`` where this sizer has no such pass (then segments are counted)."""
-        return self._prefix(text, seams) if self._prefix else None
+    @property
+    def has_prefix(self) -> bool:
+        """Whether :meth:`prefix_counts` can count a whole text in one pass."""
+        return self._prefix is not None
+
+    def prefix_counts(self, text: str, seam_bytes: np.ndarray) -> np.ndarray | None:
+        """Cumulative sizes of ``text`` at every seam (given as UTF-8 byte offsets), from
+        one pass over the whole text; ``None`` where this sizer has no such pass (then
+        segments are counted)."""
+        return self._prefix(text, seam_bytes) if self._prefix else None
 
     # ----------------------------------------------------------------- constructors
 
@@ -261,20 +267,12 @@ def _bpe_prefix(backend: object, encoding: str) -> Callable[[str, np.ndarray], n
             lengths.append(table)
         return lengths[0]
 
-    def prefix(text: str, seams: np.ndarray) -> np.ndarray | None:
+    def prefix(text: str, seam_bytes: np.ndarray) -> np.ndarray | None:
         try:
             tokens = backend.encode(text)  # type: ignore[attr-defined]
         except UnicodeEncodeError:
             return None
         ends = np.cumsum(token_lengths()[np.asarray(tokens, dtype=np.int64)])
-        if text.isascii():
-            seam_bytes = seams
-        else:
-            codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-            widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
-            offsets = np.zeros(len(codes) + 1, dtype=np.int64)
-            np.cumsum(widths, out=offsets[1:])
-            seam_bytes = offsets[seams]
         return np.searchsorted(ends, seam_bytes, side="right")
 
     return prefix

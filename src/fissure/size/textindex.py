@@ -14,7 +14,7 @@ a pre-token boundary for OpenAI's encodings and BERT alike, but not for counting
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -49,11 +49,19 @@ def char_class(ch: str) -> int:
 _ASCII_TABLE = np.array([char_class(chr(i)) for i in range(128)], dtype=np.uint8)
 
 
-def classify(text: str) -> np.ndarray:
-    """Class code of every character of ``text`` (uint8 array of ``len(text)``)."""
+def code_points(text: str) -> np.ndarray:
+    """The characters of ``text`` as integers (uint8 for ASCII text, else uint32)."""
     if text.isascii():
-        return _ASCII_TABLE[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def classify(text: str, codes: np.ndarray | None = None) -> np.ndarray:
+    """Class code of every character of ``text`` (uint8 array of ``len(text)``)."""
+    if codes is None:
+        codes = code_points(text)
+    if codes.dtype == np.uint8:
+        return _ASCII_TABLE[codes]
     out = _ASCII_TABLE[np.minimum(codes, 127)]
     wide = np.flatnonzero(codes > 127)
     if wide.size:
@@ -66,83 +74,96 @@ def classify(text: str) -> np.ndarray:
 
 
 class TextIndex:
-    """Seams, visible characters and line starts of one text.
+    """Seams, visible characters and line starts of one text, each computed on first use.
 
     Attributes:
         seams: Sorted seam positions, always including 0 and ``len(text)``.
         visible: Sorted positions of the characters that are not whitespace.
     """
 
-    __slots__ = ("text", "seams", "visible", "_line_starts", "_paragraphs", "_words")
-
     def __init__(
         self, text: str, *, fine: bool = False, protect: re.Pattern[str] | None = None
     ) -> None:
         self.text = text
-        self._paragraphs: np.ndarray | None = None
-        self._words: np.ndarray | None = None
-        n = len(text)
+        self._fine = fine
+        self._protect = protect
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """The characters as integers (see :func:`code_points`)."""
+        return code_points(self.text)
+
+    @cached_property
+    def classes(self) -> np.ndarray:
+        """Class code of every character."""
+        return classify(self.text, self.codes) if self.text else np.zeros(0, dtype=np.uint8)
+
+    @cached_property
+    def seam_bytes(self) -> np.ndarray:
+        """The seams as offsets into the text's UTF-8 encoding."""
+        codes = self.codes
+        if codes.dtype == np.uint8:
+            return self.seams
+        widths = 1 + (codes >= 0x80).astype(np.int64) + (codes >= 0x800) + (codes >= 0x10000)
+        offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(widths, out=offsets[1:])
+        return offsets[self.seams]
+
+    @cached_property
+    def seams(self) -> np.ndarray:
+        n = len(self.text)
         if n == 0:
-            self.seams = np.zeros(1, dtype=np.int64)
-            self.visible = np.zeros(0, dtype=np.int64)
-            self._line_starts = np.zeros(1, dtype=np.int64)
-            return
-        k = classify(text)
+            return np.zeros(1, dtype=np.int64)
+        k = self.classes
         prev, nxt = k[:-1], k[1:]
         visible_prev = (prev == OTHER) | (prev == PUNCT) | (prev == ALNUM)
         is_seam = ((prev == ALNUM) & (nxt == NEWLINE)) | (visible_prev & (nxt == SPACE))
-        if fine:
+        if self._fine:
             is_seam |= (prev == ALNUM) & (nxt == PUNCT)
-        if protect is not None:
-            for m in protect.finditer(text):  # no seam inside an added token
+        if self._protect is not None:
+            for m in self._protect.finditer(self.text):  # no seam inside an added token
                 is_seam[m.start() : max(m.start(), m.end() - 1)] = False
         inner = np.flatnonzero(is_seam) + 1
-        self.seams = np.concatenate(([0], inner, [n])).astype(np.int64)
-        self.visible = np.flatnonzero((k < SPACE) | (k == PUNCT)).astype(np.int64)
-        newlines = np.flatnonzero(k == NEWLINE)
-        # "\r\n" counts once; a lone "\r" ends a line too.
-        if newlines.size:
-            chars = (
-                np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-                if not text.isascii()
-                else np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-            )
-            cr_before_lf = (chars[newlines] == 13) & (newlines + 1 < n)
-            if cr_before_lf.any():
-                follow = np.minimum(newlines + 1, n - 1)
-                cr_before_lf &= chars[follow] == 10
-                newlines = newlines[~cr_before_lf]
-        self._line_starts = np.concatenate(([0], newlines + 1)).astype(np.int64)
+        return np.concatenate(([0], inner, [n])).astype(np.int64)
 
-    @property
+    @cached_property
+    def visible(self) -> np.ndarray:
+        k = self.classes
+        return np.flatnonzero((k < SPACE) | (k == PUNCT)).astype(np.int64)
+
+    @cached_property
     def line_starts(self) -> np.ndarray:
-        """Start of every line (0 first)."""
-        return self._line_starts
+        """Start of every line (0 first); ``\r\n`` and a lone ``\r`` end lines too."""
+        text, n = self.text, len(self.text)
+        newlines = np.flatnonzero(self.classes == NEWLINE)
+        if newlines.size and "\r" in text:
+            chars = self.codes
+            cr_before_lf = (chars[newlines] == 13) & (newlines + 1 < n)
+            follow = np.minimum(newlines + 1, n - 1)
+            cr_before_lf &= chars[follow] == 10
+            newlines = newlines[~cr_before_lf]
+        return np.concatenate(([0], newlines + 1)).astype(np.int64)
 
-    @property
+    @cached_property
     def paragraph_starts(self) -> np.ndarray:
         """Start of every line that has visible text and follows a blank line."""
-        if self._paragraphs is None:
-            ls = self._line_starts
-            bounds = np.append(ls, len(self.text))
-            seen = np.searchsorted(self.visible, bounds)
-            blank = seen[1:] == seen[:-1]
-            follows_blank = np.zeros(ls.size, dtype=bool)
-            follows_blank[1:] = blank[:-1]
-            self._paragraphs = ls[follows_blank & ~blank]
-        return self._paragraphs
+        ls = self.line_starts
+        bounds = np.append(ls, len(self.text))
+        seen = np.searchsorted(self.visible, bounds)
+        blank = seen[1:] == seen[:-1]
+        follows_blank = np.zeros(ls.size, dtype=bool)
+        follows_blank[1:] = blank[:-1]
+        return ls[follows_blank & ~blank]
 
-    @property
+    @cached_property
     def word_starts(self) -> np.ndarray:
         """Every visible character that follows whitespace."""
-        if self._words is None:
-            vis = self.visible
-            gap = np.ones(vis.size, dtype=bool)
-            gap[1:] = vis[1:] != vis[:-1] + 1
-            if vis.size and vis[0] == 0:
-                gap[0] = False
-            self._words = vis[gap]
-        return self._words
+        vis = self.visible
+        gap = np.ones(vis.size, dtype=bool)
+        gap[1:] = vis[1:] != vis[:-1] + 1
+        if vis.size and vis[0] == 0:
+            gap[0] = False
+        return vis[gap]
 
     def trimmed(self, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For the parts ``[bounds[k], bounds[k+1])``: the first visible position at or
@@ -157,9 +178,54 @@ class TextIndex:
         ends = np.where(j >= 0, vis[np.maximum(j, 0)] + 1, 0)
         return starts, ends
 
-    def lines(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """1-based first and last line numbers of the spans ``[starts[i], ends[i])``."""
-        first = np.searchsorted(self._line_starts, starts, side="right")
-        last_pos = np.maximum(ends - 1, starts)
-        last = np.searchsorted(self._line_starts, last_pos, side="right")
-        return first, last
+
+def trimmed_py(text: str, bounds: list[int]) -> tuple[list[int], list[int]]:
+    """:meth:`TextIndex.trimmed` without numpy, for few long parts (no per-text setup).
+
+    Whitespace is what ``str.strip`` removes, as in :meth:`Packer.trim`.
+    """
+    m = len(bounds) - 1
+    starts, ends = [0] * m, [0] * m
+    blank = [False] * m
+    for k in range(m):
+        a, b = bounds[k], bounds[k + 1]
+        piece = text[a:b]
+        left = piece.lstrip()
+        if left:
+            starts[k] = b - len(left)
+            ends[k] = a + len(piece.rstrip())
+        else:
+            blank[k] = True
+    if any(blank):  # a part with nothing visible takes its neighbours' visible ends
+        nxt = len(text) + 1
+        for k in range(m - 1, -1, -1):
+            if blank[k]:
+                starts[k] = nxt
+            else:
+                nxt = starts[k]
+        last = 0
+        for k in range(m):
+            if blank[k]:
+                ends[k] = last
+            else:
+                last = ends[k]
+    return starts, ends
+
+
+def line_numbers(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """1-based first and last line of each span (spans sorted by start); ``\n``, ``\r\n``
+    and a lone ``\r`` end lines."""
+    crlf = "\r" in text
+
+    def breaks(a: int, b: int) -> int:
+        if not crlf:
+            return text.count("\n", a, b)
+        return text.count("\n", a, b) + text.count("\r", a, b) - text.count("\r\n", a, b)
+
+    out = []
+    pos, line = 0, 1
+    for s, e in spans:
+        line += breaks(pos, s)
+        pos = s
+        out.append((line, line + breaks(s, max(s, e - 1))))
+    return out

@@ -1,5 +1,5 @@
 """Where documents come from."""
 
-from fissure.source.files import iter_files
+from fissure.source.files import Found, iter_files
 
-__all__ = ["iter_files"]
+__all__ = ["Found", "iter_files"]

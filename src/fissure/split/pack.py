@@ -124,12 +124,10 @@ class Packer:
 
     def _pack(self, run: Run) -> None:
         table = self.ruler.table(run.bounds)
-        size, budget, n = table.size, self.max_tokens, len(run.bounds) - 1
-        starts, ends, pieces = table.starts, table.ends, self.pieces
+        fits, budget, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
         i = 0
         while i < n:
-            first = size(i, i)
-            if first > budget:
+            if not fits(i, i, budget):
                 damaged = _atomic(run.blocks[i] if run.blocks else None)
                 if damaged:
                     self._inside.append(damaged)
@@ -142,14 +140,12 @@ class Packer:
                     self._inside.pop()
                 i += 1
                 continue
-            j, total = i, first
-            while j + 1 < n:
-                grown = size(i, j + 1)
-                if grown > budget:
-                    break
-                j, total = j + 1, grown
-            if starts[i] < ends[j]:
-                pieces.append(Piece(starts[i], ends[j], run.cut(i), total, self._damage()))
+            j = max(i, table.sure(i, budget))
+            while j + 1 < n and fits(i, j + 1, budget):
+                j += 1
+            s, e = table.start(i), table.end(j)
+            if s < e:
+                pieces.append(Piece(s, e, run.cut(i), table.size(i, j), self._damage()))
             i = j + 1
 
     def expand(self, run: Run, k: int) -> Run | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from functools import lru_cache
 from collections.abc import Callable, Sequence
 
 from fissure.config import ChunkSettings
@@ -44,6 +45,7 @@ LEAF_LEVELS: dict[str, Sequence[lv.Cuts]] = {
 }
 
 
+@lru_cache(maxsize=64)
 def separator_levels(settings: ChunkSettings) -> tuple[lv.Cuts, ...]:
     """The recursive strategy's levels: given separators, a language preset or the default."""
     if settings.separators is not None:
