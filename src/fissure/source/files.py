@@ -60,7 +60,8 @@ def _walk(root: Path, max_bytes: int) -> Iterator[Found]:
         inherited = rules.get(folder, [])
         ignore = Path(folder) / ".gitignore"
         if ignore.is_file():
-            spec = pathspec.GitIgnoreSpec.from_lines(ignore.read_text("utf-8", "replace").splitlines())
+            lines = ignore.read_text("utf-8", "replace").splitlines()
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
             inherited = [*inherited, (folder, spec)]
         kept = []
         for d in sorted(dirs):

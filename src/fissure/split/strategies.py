@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from functools import lru_cache
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from fissure.config import ChunkSettings
 from fissure.size import Ruler
