@@ -5,17 +5,27 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from fissure.config import ChunkSettings
+from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError, InputError
 from fissure.size import Ruler, Sizer, as_sizer
 from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
+from fissure.split.semantic import Trace
 from fissure.split.strategies import split_spans
 from fissure.types import Block, Chunk, Document
+
+
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """Chunks, and the semantic trace behind them (``None`` for other strategies)."""
+
+    chunks: list[Chunk]
+    trace: Trace | None
 
 
 class Chunker:
@@ -27,6 +37,8 @@ class Chunker:
     Args:
         settings: A :class:`ChunkSettings`; or pass its fields as keywords.
         sizer: A ready :class:`~fissure.size.Sizer` to use instead of ``settings.tokenizer``.
+        embedder: A ready embedder for ``semantic``/``hybrid`` instead of loading
+            ``settings.embedder``.
 
     Raises:
         ConfigError: The settings cannot work (the message says how to fix them).
@@ -38,11 +50,21 @@ class Chunker:
     """
 
     def __init__(
-        self, settings: ChunkSettings | None = None, *, sizer: Sizer | None = None, **fields: Any
+        self,
+        settings: ChunkSettings | None = None,
+        *,
+        sizer: Sizer | None = None,
+        embedder: Embedder | None = None,
+        **fields: Any,
     ) -> None:
         base = settings or ChunkSettings()
         self.settings = replace(base, **fields) if fields else base
         self.sizer = sizer or as_sizer(self.settings.tokenizer)
+        self.embedder = embedder
+        if self.settings.semantic and embedder is None:
+            from fissure.embed import load_embedder
+
+            self.embedder = load_embedder(self.settings.embedder)
         if self.settings.budget < self.sizer.min_budget:
             raise ConfigError(
                 f"max_tokens={self.settings.budget} is too small for {self.sizer.name}: one "
@@ -54,14 +76,18 @@ class Chunker:
         return self.chunk_document(Document.from_text(text, source=source))
 
     def chunk_document(self, document: Document) -> list[Chunk]:
-        """Chunk a parsed document (its Block tree guides ``structural``)."""
-        text = document.text
-        if not text.strip():
-            return []
-        ruler = Ruler(text, self.sizer)
-        blocks = document.blocks if self.settings.strategy == "structural" else ()
-        spans, pieces = split_spans(self.settings, ruler, blocks)
-        return self._build(document, ruler, spans, pieces)
+        """Chunk a parsed document (its Block tree guides ``structural`` and ``hybrid``)."""
+        return self.trace_document(document).chunks
+
+    def trace_document(self, document: Document) -> Traced:
+        """Chunk a document and keep what the cut selection saw (for ``semantic`` and
+        ``hybrid``: atoms, distances, threshold), e.g. to visualise it."""
+        if not document.text.strip():
+            return Traced([], None)
+        ruler = Ruler(document.text, self.sizer)
+        blocks = document.blocks if self.settings.strategy in ("structural", "hybrid") else ()
+        split = split_spans(self.settings, ruler, blocks, self.embedder)
+        return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Only where to cut: the ``(start, end)`` of each chunk of ``text``.
@@ -71,7 +97,7 @@ class Chunker:
         """
         if not text.strip():
             return []
-        return split_spans(self.settings, Ruler(text, self.sizer), ())[0]
+        return split_spans(self.settings, Ruler(text, self.sizer), (), self.embedder).spans
 
     def chunk_file(self, path: str | os.PathLike[str], *, mime: str | None = None) -> list[Chunk]:
         """Read, detect, parse and chunk a file (``mime`` overrides detection)."""
@@ -98,6 +124,8 @@ class Chunker:
             body = text[s:e]
             piece = pieces[i]
             meta: dict[str, Any] = {"cut": pieces[i + 1].cut if i < last else "end"}
+            if i < last and pieces[i + 1].reason:
+                meta["reason"] = pieces[i + 1].reason
             if piece.oversize:
                 meta["oversize"] = piece.oversize
             if fallback:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from fissure.errors import ConfigError
 
-STRATEGIES = ("structural", "recursive", "sentence", "fixed")
+STRATEGIES = ("structural", "recursive", "sentence", "fixed", "semantic", "hybrid")
+BREAKPOINTS = ("percentile", "standard_deviation", "interquartile", "gradient")
 
 # Budgets when none is given: the default embedding model's own input limit
 # (all-MiniLM-L6-v2 reads 256 word pieces, two of them [CLS] and [SEP]).
@@ -33,6 +34,16 @@ class ChunkSettings:
         separators: For ``recursive``: the separator hierarchy, strongest first.
         language: For ``recursive``: a preset separator hierarchy (``python``, ``js`` …).
         separators_are_regex: Treat ``separators`` as regular expressions.
+        embedder: For ``semantic``/``hybrid``: ``minilm``, ``static``, ``static:PATH`` or
+            ``http:URL#MODEL`` (see :func:`fissure.embed.load_embedder`).
+        breakpoint: How the semantic threshold is found: ``percentile``,
+            ``standard_deviation``, ``interquartile`` or ``gradient``.
+        breakpoint_amount: The method's amount (defaults 95, 3, 1.5, 95).
+        buffer_size: Sentences (atoms) on each side that form the compared windows.
+        target_chunks: Instead of a threshold, cut at the strongest ``target_chunks - 1``
+            semantic boundaries (the budget may add more).
+        atom_tokens: For ``hybrid``: the size of the structural pieces that semantic
+            scores then merge or keep apart.
     """
 
     strategy: str = "structural"
@@ -43,6 +54,12 @@ class ChunkSettings:
     separators: tuple[str, ...] | None = None
     language: str | None = None
     separators_are_regex: bool = False
+    embedder: str = "minilm"
+    breakpoint: str = "percentile"
+    breakpoint_amount: float | None = None
+    buffer_size: int = 1
+    target_chunks: int | None = None
+    atom_tokens: int = 64
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -67,8 +84,32 @@ class ChunkSettings:
             )
         if (self.separators or self.language) and self.strategy != "recursive":
             raise ConfigError("separators and language apply to strategy='recursive' only")
+        self._check_semantic()
         if self.separators is not None and not self.separators:
             raise ConfigError("separators must not be empty: give at least one, e.g. ['\\n\\n']")
+
+    def _check_semantic(self) -> None:
+        if self.breakpoint not in BREAKPOINTS:
+            raise ConfigError(
+                f"unknown breakpoint {self.breakpoint!r}: use one of {', '.join(BREAKPOINTS)}"
+            )
+        amount = self.breakpoint_amount
+        if amount is not None and self.breakpoint in ("percentile", "gradient"):
+            if not 0 <= amount <= 100:
+                raise ConfigError(f"a percentile must be within 0..100, got {amount}")
+        elif amount is not None and amount < 0:
+            raise ConfigError(f"breakpoint_amount must be >= 0, got {amount}")
+        if self.buffer_size < 0:
+            raise ConfigError(f"buffer_size must be >= 0, got {self.buffer_size}")
+        if self.target_chunks is not None and self.target_chunks < 1:
+            raise ConfigError(f"target_chunks must be >= 1, got {self.target_chunks}")
+        if self.atom_tokens < 1:
+            raise ConfigError(f"atom_tokens must be >= 1, got {self.atom_tokens}")
+
+    @property
+    def semantic(self) -> bool:
+        """Whether the strategy needs an embedder."""
+        return self.strategy in ("semantic", "hybrid")
 
     @property
     def budget(self) -> int:

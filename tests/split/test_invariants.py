@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fissure import Chunker
 from fissure.config import STRATEGIES
+from fissure.embed.hashing import HashingEmbedder
 from fissure.size import Sizer
 from tests.conftest import SIZER_NAMES, get_sizer
 
@@ -27,6 +28,14 @@ _ALPHABET = st.sampled_from(
     + ["[CLS]", "[SEP]x", "<|endoftext|>", "[MASK]"]
 )
 TEXTS = st.lists(_ALPHABET, max_size=300).map("".join)
+
+
+EMBEDDER = HashingEmbedder(dim=64)
+
+
+def make(strategy: str, **settings) -> Chunker:
+    """A chunker; semantic strategies get the deterministic test embedder."""
+    return Chunker(strategy=strategy, embedder=EMBEDDER, **settings)
 
 
 def check_invariants(text: str, chunker: Chunker, overlap: int) -> list:
@@ -66,8 +75,7 @@ def check_invariants(text: str, chunker: Chunker, overlap: int) -> list:
 )
 def test_invariants(strategy: str, sizer_name: str, text: str, budget: int, overlap_share: int):
     overlap = budget * overlap_share // 10
-    chunker = Chunker(
-        strategy=strategy, max_tokens=budget, overlap_tokens=overlap, tokenizer=sizer_name
+    chunker = make(strategy, max_tokens=budget, overlap_tokens=overlap, tokenizer=sizer_name
     )
     chunker.sizer = get_sizer(sizer_name)
     check_invariants(text, chunker, overlap)
@@ -78,7 +86,7 @@ def test_invariants(strategy: str, sizer_name: str, text: str, budget: int, over
 def test_single_huge_word(strategy: str, sizer_name: str):
     word = "".join("abcdefghijklmnopqrstuvwxyz"[(i * 7) % 26] for i in range(50_000))
     text = f"start {word} end"
-    chunker = Chunker(strategy=strategy, max_tokens=64, tokenizer=sizer_name)
+    chunker = make(strategy, max_tokens=64, tokenizer=sizer_name)
     chunker.sizer = get_sizer(sizer_name)
     chunks = check_invariants(text, chunker, 0)
     # One word is one unit for the words sizer, and one [UNK] piece for WordPiece (words
@@ -93,7 +101,7 @@ def test_cjk_emoji_mixed_newlines(strategy: str):
         "日本語の文章です。" * 40 + "\r\n" + f"{family} family 🇫🇷\r" * 30 + "\n\n" + "e\u0301" * 200
     ) * 3
     for name in SIZER_NAMES:
-        chunker = Chunker(strategy=strategy, max_tokens=20, overlap_tokens=4, tokenizer=name)
+        chunker = make(strategy, max_tokens=20, overlap_tokens=4, tokenizer=name)
         chunker.sizer = get_sizer(name)
         chunks = check_invariants(text, chunker, 4)
         # Grapheme clusters stay whole where the budget allows: no chunk starts with a joiner
@@ -104,4 +112,4 @@ def test_cjk_emoji_mixed_newlines(strategy: str):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_empty_and_whitespace_give_no_chunks(strategy: str):
     for text in ("", "   ", "\n\n\t\r\n"):
-        assert Chunker(strategy=strategy, tokenizer="chars").chunk(text) == []
+        assert make(strategy, tokenizer="chars").chunk(text) == []

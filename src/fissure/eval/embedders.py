@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -38,23 +37,6 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, 1.0, norms)
-
-
-class HashingEmbedder:
-    """Bag of hashed lower-case words: deterministic, instant, no model. For tests."""
-
-    def __init__(self, dim: int = 256) -> None:
-        self.dim = dim
-        self.model_id = f"hashing-{dim}"
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Hashed word counts, L2-normalised."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
-        return _normalise(out)
 
 
 class SentenceTransformerEmbedder:
@@ -86,6 +68,8 @@ def load_embedder(name: str) -> Embedder:
         ConfigError: Unknown name.
     """
     if name == "hashing":
+        from fissure.embed.hashing import HashingEmbedder
+
         return HashingEmbedder()
     if name == "minilm":
         from fissure.size.sizer import minilm_model_dir

@@ -59,6 +59,7 @@ class Piece:
     cut: str
     size: int
     oversize: str | None = None
+    reason: str | None = None
 
 
 # Units that a chunk may cut through only when the unit alone is over budget. A class

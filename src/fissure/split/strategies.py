@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
+
 from fissure.config import ChunkSettings
+from fissure.embed.protocol import Embedder
 from fissure.size import Ruler
 from fissure.split import levels as lv
+from fissure.split import semantic as sm
 from fissure.split.pack import Packer, Piece, Run, block_run
 from fissure.split.post import add_overlap, merge_small, word_starts
+from fissure.split.semantic import Trace
 from fissure.split.separators import DEFAULT, preset
 from fissure.types import Block
 
@@ -71,26 +77,103 @@ def plan(
     return whole, lv.PROSE
 
 
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The outcome of splitting one document.
+
+    Attributes:
+        spans: Chunk spans, trimmed, starts strictly increasing.
+        pieces: The packed piece behind each span, in order (overlap only moves a span's
+            start); ``pieces[k + 1].cut`` is the boundary that ends span ``k``.
+        trace: For ``semantic`` and ``hybrid``: the atoms, distances and threshold.
+    """
+
+    spans: list[tuple[int, int]]
+    pieces: list[Piece]
+    trace: Trace | None = None
+
+
 def split_spans(
-    settings: ChunkSettings, ruler: Ruler, blocks: Sequence[Block]
-) -> tuple[list[tuple[int, int]], list[Piece]]:
-    """Chunk spans (trimmed, starts increasing) and the packed pieces behind them (one per
-    span, in order: overlap only moves a span's start)."""
+    settings: ChunkSettings,
+    ruler: Ruler,
+    blocks: Sequence[Block],
+    embedder: Embedder | None = None,
+) -> Split:
+    """Split one document's text by ``settings``."""
     text = ruler.text
     packer = Packer(ruler, settings.budget, (), LEAF_LEVELS)
     if settings.strategy == "fixed":
         pieces = fixed_windows(packer)
         spans = fixed_overlap(packer, pieces, settings.overlap_tokens)
-        return spans, [Piece(s, e, "budget", packer.ruler.count(s, e)) for s, e in spans]
+        return Split(spans, [Piece(s, e, "budget", packer.ruler.count(s, e)) for s, e in spans])
+    # Pack to leave room for the overlap, then let it grow back to the full budget.
+    room = settings.budget - settings.overlap_tokens
+    trace = None
+    if settings.strategy in ("semantic", "hybrid"):
+        if embedder is None:
+            raise ValueError(f"strategy {settings.strategy!r} needs an embedder")
+        pieces, trace = semantic_pieces(settings, packer, blocks, embedder, room)
     else:
         run, levels = plan(settings, text, blocks)
         packer.levels = tuple(levels)
-        # Pack to leave room for the overlap, then let it grow back to the full budget.
-        packer.max_tokens = settings.budget - settings.overlap_tokens
+        packer.max_tokens = room
         pieces = merge_small(packer, packer.run(run), settings.min_tokens)
-        packer.max_tokens = settings.budget
-        spans = add_overlap(packer, pieces, settings.overlap_tokens, _units(settings, text))
-    return spans, pieces
+    packer.max_tokens = settings.budget
+    spans = add_overlap(packer, pieces, settings.overlap_tokens, _units(settings, text))
+    return Split(spans, pieces, trace)
+
+
+def semantic_pieces(
+    settings: ChunkSettings,
+    packer: Packer,
+    blocks: Sequence[Block],
+    embedder: Embedder,
+    budget: int,
+) -> tuple[list[Piece], Trace]:
+    """Atoms, boundary scores, and the best cuts under ``budget`` (see ``semantic``)."""
+    if settings.strategy == "semantic":
+        atoms = sm.semantic_atoms(packer, budget)
+    else:
+        run, levels = plan(replace(settings, strategy="structural"), packer.text, blocks)
+        packer.levels = tuple(levels)
+        packer.max_tokens = min(budget, settings.atom_tokens)
+        atoms = packer.run(run)
+    text = packer.text
+    if len(atoms) < 2:
+        return atoms, sm.Trace(tuple((a.start, a.end) for a in atoms), (), 0.0, "none", (0,))
+    vectors = embedder.embed([text[a.start : a.end] for a in atoms])
+    dist = sm.boundary_distances(vectors, settings.buffer_size)
+    if settings.target_chunks:
+        k = min(settings.target_chunks - 1, dist.size)
+        limit = float(np.sort(dist)[-k]) - 1e-9 if k > 0 else float("inf")
+        label = f"top{settings.target_chunks - 1}"
+    else:
+        limit, label = sm.threshold(dist, settings.breakpoint, settings.breakpoint_amount)
+    spread = float(dist.std()) or 1.0
+    sem = np.clip((dist - limit) / spread, -2.0, 2.0)
+    scores = [0.0] * len(atoms)
+    for k in range(1, len(atoms)):
+        scores[k] = float(sem[k - 1])
+        if settings.strategy == "hybrid":
+            scores[k] += sm.structure_score(atoms[k].cut) - sm.CHUNK_COST
+    bounds = [a.start for a in atoms] + [atoms[-1].end]
+    table = packer.ruler.table(bounds)
+    starts = sm.choose_cuts(table, scores, budget, settings.min_tokens)
+    pieces = []
+    for n, i in enumerate(starts):
+        j = starts[n + 1] if n + 1 < len(starts) else len(atoms)
+        why = None
+        if i > 0:
+            why = sm.reason(atoms[i].cut, float(dist[i - 1]), limit, label, scores[i])
+        pieces.append(
+            Piece(table.start(i), table.end(j - 1), atoms[i].cut if i else "start",
+                  table.size(i, j - 1), atoms[i].oversize, why)
+        )
+    trace = sm.Trace(
+        tuple((a.start, a.end) for a in atoms), tuple(float(x) for x in dist), limit, label,
+        tuple(starts),
+    )
+    return pieces, trace
 
 
 def _units(settings: ChunkSettings, text: str) -> Callable[[int, int], list[int]]:

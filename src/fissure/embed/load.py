@@ -1,0 +1,64 @@
+"""Embedders by name: the one table from a spec string to a constructor."""
+
+from __future__ import annotations
+
+from fissure.embed.protocol import Embedder
+from fissure.errors import ConfigError
+
+SPECS = ("minilm", "static", "static:PATH", "http:URL#MODEL", "hashing")
+
+
+def load_embedder(spec: str = "minilm") -> Embedder:
+    """An embedder from a spec.
+
+    Args:
+        spec: ``minilm`` (the default: all-MiniLM-L6-v2, exact), ``minilm:bf16``,
+            ``static`` (the static MiniLM made by ``fissure models distill``),
+            ``static:PATH`` (any model2vec folder) or ``http:URL#MODEL`` (an
+            OpenAI-compatible server, e.g. ``http:http://localhost:8080/v1#bge-m3``; the
+            key comes from ``OPENAI_API_KEY``), or ``hashing`` (a deterministic
+            bag-of-words embedder for tests; no model).
+
+    Raises:
+        ConfigError: The spec is unknown or names a model that is not there.
+    """
+    spec = spec.strip()
+    if spec == "hashing":
+        from fissure.embed.hashing import HashingEmbedder
+
+        return HashingEmbedder()
+    if spec in ("minilm", "minilm:fp32", "minilm:bf16"):
+        from fissure.embed.minilm import MiniLM
+
+        return MiniLM(precision="bf16" if spec.endswith("bf16") else "fp32")
+    if spec == "static" or spec.startswith("static:"):
+        return _static(spec.partition(":")[2])
+    if spec.startswith(("http:", "https:")):
+        return _http(spec)
+    raise ConfigError(f"unknown embedder {spec!r}: use one of {', '.join(SPECS)}")
+
+
+def _static(path: str) -> Embedder:
+    from fissure.embed.static import StaticEmbedder, default_static_dir
+
+    if path:
+        return StaticEmbedder(path)
+    folder = default_static_dir()
+    if not (folder / "config.json").is_file():
+        raise ConfigError(
+            f"no static model in {folder}: run `fissure models distill` once to build it "
+            "from the local MiniLM (offline, about a minute)"
+        )
+    return StaticEmbedder(folder)
+
+
+def _http(spec: str) -> Embedder:
+    from fissure.embed.remote import HttpEmbedder
+
+    # "http:https://host/v1#m" and the shorthand "https://host/v1#m" both name https://host/v1.
+    rest = spec[len("http:") :] if spec.startswith("http:") else spec
+    url = rest if rest.startswith(("http://", "https://")) else f"http:{rest}"
+    url, _, model = url.partition("#")
+    if not model:
+        raise ConfigError(f"no model in {spec!r}: write http:URL#MODEL")
+    return HttpEmbedder(url, model)

@@ -1,0 +1,170 @@
+"""Semantic and hybrid chunking: cut where the meaning shifts, never over budget.
+
+Both work on *atoms* — sentences for ``semantic``; small structural pieces (sections,
+paragraphs, code entities, sentences) for ``hybrid`` — and score every boundary between
+two atoms. The semantic score compares the windows on either side of the boundary (each
+the mean of the vectors of up to ``buffer_size + 1`` atoms, so every atom is embedded
+once, never a concatenation); the threshold comes from the distances themselves by one
+of the four usual methods. ``hybrid`` adds a bonus for strong structural boundaries and a cost
+per chunk, so small neighbours with close meaning merge and headings still cut.
+
+The cuts are chosen by dynamic programming over the atoms: the set of boundaries that
+maximises the total score with every chunk within ``max_tokens`` (and, where possible,
+at least ``min_tokens``). A cut with a negative score is taken only when the budget
+forces it, and its reason says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fissure.size.ruler import LazyTable, SpanTable
+from fissure.split.pack import Packer, Piece
+
+METHODS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
+_SHORT = {"percentile": "p", "standard_deviation": "mean+σ×", "interquartile": "mean+IQR×",
+          "gradient": "gradient p"}
+
+# How much a structural boundary is worth as a cut in ``hybrid`` (a chunk costs 0.5).
+_HEADING = re.compile(r"^(?:section|heading) (\d+)$")
+_BLOCKS = {
+    "class": 0.9, "function": 0.8, "method": 0.7, "imports": 0.7, "page": 0.8, "cell": 0.6,
+    "paragraph": 0.5, "code": 0.5, "table": 0.5, "list": 0.4, "blockquote": 0.4,
+    "key": 0.5, "document": 0.9, "front_matter": 0.8, "gap": 0.3, "line": 0.2,
+    "sentence": 0.1, "row": 0.1, "item": 0.2, "word": -0.5, "char": -1.0,
+}
+CHUNK_COST = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """What the semantic cut selection saw: for the visualiser and for reasons.
+
+    Attributes:
+        atoms: ``(start, end)`` of every atom.
+        distances: Cosine distance at each boundary (``len(atoms) - 1`` values).
+        threshold: The breakpoint threshold on those distances.
+        label: How the threshold was chosen, e.g. ``p95``.
+        cuts: Index of the atom that starts each chunk.
+    """
+
+    atoms: tuple[tuple[int, int], ...]
+    distances: tuple[float, ...]
+    threshold: float
+    label: str
+    cuts: tuple[int, ...]
+
+
+def threshold(distances: np.ndarray, method: str, amount: float | None) -> tuple[float, str]:
+    """The breakpoint threshold and a short label for it."""
+    if distances.size == 0:
+        return float("inf"), "none"
+    a = METHODS[method] if amount is None else amount
+    if method == "percentile":
+        value = float(np.percentile(distances, a))
+    elif method == "standard_deviation":
+        value = float(distances.mean() + a * distances.std())
+    elif method == "interquartile":
+        q1, q3 = np.percentile(distances, [25, 75])
+        value = float(distances.mean() + a * (q3 - q1))
+    else:
+        grad = np.gradient(distances) if distances.size > 1 else distances
+        # Breakpoints where the distance rises fastest: map the gradient percentile back
+        # onto the distances it selects.
+        chosen = distances[grad >= np.percentile(grad, a)]
+        value = float(chosen.min()) if chosen.size else float("inf")
+    return value, f"{_SHORT[method]}{a:g}"
+
+
+def boundary_distances(vectors: np.ndarray, buffer: int) -> np.ndarray:
+    """Cosine distance across each boundary between consecutive atoms.
+
+    The boundary after atom ``i`` compares the window of atoms ``i - buffer .. i`` with
+    the window ``i + 1 .. i + 1 + buffer`` (each the normalised mean of its unit
+    vectors): the windows never overlap, so a shift of topic shows at full strength.
+    """
+    n = len(vectors)
+    if n < 2:
+        return np.zeros(0, dtype=np.float64)
+    csum = np.vstack([np.zeros((1, vectors.shape[1]), np.float64), np.cumsum(vectors, 0)])
+    i = np.arange(n - 1)
+    left = csum[i + 1] - csum[np.maximum(i - buffer, 0)]
+    right = csum[np.minimum(i + 2 + buffer, n)] - csum[i + 1]
+    left /= np.maximum(np.linalg.norm(left, axis=1, keepdims=True), 1e-12)
+    right /= np.maximum(np.linalg.norm(right, axis=1, keepdims=True), 1e-12)
+    return 1.0 - np.einsum("ij,ij->i", left, right)
+
+
+def structure_score(cut: str) -> float:
+    """How strong a structural boundary is, from its name (``section 2``, ``paragraph``)."""
+    m = _HEADING.match(cut)
+    if m:
+        return max(0.6, 1.2 - 0.1 * int(m.group(1)))
+    return _BLOCKS.get(cut, 0.3)
+
+
+def choose_cuts(
+    table: SpanTable | LazyTable,
+    scores: Sequence[float],
+    max_tokens: int,
+    min_tokens: int,
+) -> list[int]:
+    """Atom indices where chunks start (always 0 first), maximising the total score.
+
+    ``scores[k]`` is the value of cutting in front of atom ``k`` (``scores[0]`` unused).
+    Every chunk fits ``max_tokens``; chunks under ``min_tokens`` cost heavily, so they
+    appear only where nothing else fits.
+    """
+    n = len(scores)
+    best = [0.0] + [-np.inf] * n
+    back = [0] * (n + 1)
+    for j in range(1, n + 1):
+        i = j - 1
+        while i >= 0:
+            if i < j - 1 and not table.fits(i, j - 1, max_tokens):
+                break
+            value = best[i] + (scores[i] if i > 0 else 0.0)
+            if min_tokens and table.size(i, j - 1) < min_tokens:
+                value -= 10.0
+            if value > best[j]:
+                best[j], back[j] = value, i
+            i -= 1
+    starts, j = [], n
+    while j > 0:
+        starts.append(back[j])
+        j = back[j]
+    return starts[::-1]
+
+
+def semantic_atoms(packer: Packer, budget: int) -> list[Piece]:
+    """Sentences, each trimmed; a sentence over ``budget`` becomes word-cut pieces."""
+    from fissure.split import levels as lv
+    from fissure.split.pack import Run
+
+    text = packer.text
+    bounds = [0, *lv.SENTENCE.find(packer.ruler.index, 0, len(text)), len(text)]
+    table = packer.ruler.table(bounds)
+    atoms: list[Piece] = []
+    for k in range(len(bounds) - 1):
+        s, e = table.start(k), table.end(k)
+        if s >= e:
+            continue  # nothing visible in this sentence span
+        cut = "start" if k == 0 else "sentence"
+        size = table.size(k, k)
+        if size <= budget:
+            atoms.append(Piece(s, e, cut, size))
+        else:
+            packer.max_tokens = budget
+            atoms.extend(packer.run(Run([bounds[k], bounds[k + 1]], cut, "word", (lv.WORD,))))
+    return atoms
+
+
+def reason(kind: str, distance: float, limit: float, label: str, score: float) -> str:
+    """Why a boundary was cut, in words."""
+    sem = f"semantic {distance:.2f} {'>' if distance > limit else '≤'} {label} {limit:.2f}"
+    head = sem if kind in ("sentence", "start") else f"{kind}, {sem}"
+    return head if score > 0 else f"budget ({head})"
