@@ -1,0 +1,1 @@
+"""Benchmark harness for fissure: corpora, peers, measurements and committed results."""

@@ -1,0 +1,222 @@
+"""The systems under test: fissure strategies, their peers, and a tokenizer reference line.
+
+Every system is a :class:`System` whose ``make`` builds a fresh splitter (``text -> output``).
+The harness calls ``make`` once per repeat, outside the timed region, so caches that a
+splitter keeps across documents (fissure's and semchunk's token-count caches) start cold in
+every repeat and warm up only within it, as they would on a real corpus.
+
+``pieces`` turns a splitter's raw output into ``(text, start, end, reported size)`` after
+timing; the last three are ``None`` where a system returns bare strings. Imports are lazy so
+that :func:`bench.environment.prepare` runs before any tokenizer loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Splitter = Callable[[str], Any]
+Piece = tuple[str, int | None, int | None, int | None]  # text, start, end, reported size
+
+ENCODING = "cl100k_base"
+CHARS_BUDGET = 1000
+TOKENS_BUDGET = 512
+PEER_CHARS = "langchain recursive"
+PEER_TOKENS = "langchain token"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Systems compared against one peer under one budget."""
+
+    key: str
+    title: str
+    unit: str  # "chars" or "tokens"
+    budget: int
+    peer: str  # name of the system every ratio is taken against
+
+
+GROUPS = (
+    Group("chars", f"{CHARS_BUDGET} characters", "chars", CHARS_BUDGET, PEER_CHARS),
+    Group("tokens", f"{TOKENS_BUDGET} {ENCODING} tokens", "tokens", TOKENS_BUDGET, PEER_TOKENS),
+)
+
+
+@dataclass(frozen=True)
+class System:
+    """One splitter configuration."""
+
+    name: str
+    group: str
+    make: Callable[[], Splitter]
+    pieces: Callable[[Any], list[Piece]] | None  # None: output is not chunks (reference)
+    note: str = ""
+    corpora: tuple[str, ...] = ()  # the corpora it applies to; empty: all
+
+    def applies_to(self, corpus: str) -> bool:
+        """Whether this system runs on the named corpus."""
+        return not self.corpora or corpus in self.corpora
+
+
+def encoding() -> Any:
+    """The tiktoken encoding every token budget is measured in."""
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING)
+
+
+# ----------------------------------------------------------------------------- fissure
+
+
+def fissure_chunker(strategy: str, max_tokens: int, tokenizer: str) -> Splitter:
+    """The one place the harness touches fissure's API."""
+    from fissure import Chunker
+
+    return Chunker(strategy=strategy, max_tokens=max_tokens, tokenizer=tokenizer).chunk
+
+
+def fissure_parsed_chunker(parser: str, max_tokens: int, tokenizer: str) -> Splitter:
+    """``structural`` on a parsed document: parsing is part of the timed work.
+
+    ``parser`` is a dotted ``module:function`` text parser such as
+    ``fissure.parse.python:parse``.
+    """
+    import importlib
+
+    from fissure import Chunker
+
+    module, _, name = parser.partition(":")
+    parse = getattr(importlib.import_module(module), name)
+    chunker = Chunker(strategy="structural", max_tokens=max_tokens, tokenizer=tokenizer)
+    return lambda text: chunker.chunk_document(parse(text, source="<bench>"))
+
+
+def _fissure_pieces(chunks: list[Any]) -> list[Piece]:
+    return [(c.text, c.start, c.end, c.n_tokens) for c in chunks]
+
+
+def _fissure(strategy: str, group: Group, tokenizer: str) -> System:
+    return System(
+        name=f"fissure {strategy}",
+        group=group.key,
+        make=lambda: fissure_chunker(strategy, group.budget, tokenizer),
+        pieces=_fissure_pieces,
+        note=f'Chunker(strategy="{strategy}", max_tokens={group.budget}, '
+        f'tokenizer="{tokenizer}").chunk(text): plain text, no format parser',
+    )
+
+
+def _fissure_parsed(label: str, parser: str, corpus: str, group: Group) -> System:
+    return System(
+        name=f"fissure structural+{label}",
+        group=group.key,
+        make=lambda: fissure_parsed_chunker(parser, group.budget, ENCODING),
+        pieces=_fissure_pieces,
+        note=f'Chunker(strategy="structural", …).chunk_document({parser}(text)): '
+        "parsing included in the time",
+        corpora=(corpus,),
+    )
+
+
+# ----------------------------------------------------------------------------- peers
+
+
+def _langchain_recursive() -> Splitter:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    return RecursiveCharacterTextSplitter(chunk_size=CHARS_BUDGET, chunk_overlap=0).split_text
+
+
+def _langchain_token() -> Splitter:
+    from langchain_text_splitters import TokenTextSplitter
+
+    splitter = TokenTextSplitter(encoding_name=ENCODING, chunk_size=TOKENS_BUDGET, chunk_overlap=0)
+    return splitter.split_text
+
+
+def _semchunk() -> Splitter:
+    import semchunk
+
+    return semchunk.chunkerify(encoding(), TOKENS_BUDGET)
+
+
+def _chonkie(kind: str) -> Splitter:
+    import chonkie
+
+    enc = encoding()
+    if kind == "token":
+        return chonkie.TokenChunker(tokenizer=enc, chunk_size=TOKENS_BUDGET, chunk_overlap=0).chunk
+    return chonkie.RecursiveChunker(tokenizer=enc, chunk_size=TOKENS_BUDGET).chunk
+
+
+def _tiktoken() -> Splitter:
+    return encoding().encode_ordinary
+
+
+def _string_pieces(chunks: list[str]) -> list[Piece]:
+    return [(c, None, None, None) for c in chunks]
+
+
+def _chonkie_pieces(chunks: list[Any]) -> list[Piece]:
+    return [(c.text, c.start_index, c.end_index, c.token_count) for c in chunks]
+
+
+def all_systems() -> list[System]:
+    """Every system, grouped; within a group the peer comes first."""
+    chars, tokens = GROUPS
+    return [
+        System(
+            "langchain recursive",
+            "chars",
+            _langchain_recursive,
+            _string_pieces,
+            "RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=0)",
+        ),
+        _fissure("recursive", chars, "chars"),
+        System(
+            "langchain token",
+            "tokens",
+            _langchain_token,
+            _string_pieces,
+            "TokenTextSplitter(cl100k_base, chunk_size=512, chunk_overlap=0)",
+        ),
+        _fissure("structural", tokens, ENCODING),
+        _fissure_parsed("python", "fissure.parse.python:parse", "stdlib", tokens),
+        _fissure_parsed("text", "fissure.parse.text:parse", "prose", tokens),
+        _fissure("fixed", tokens, ENCODING),
+        _fissure("recursive", tokens, ENCODING),
+        System(
+            "semchunk",
+            "tokens",
+            _semchunk,
+            _string_pieces,
+            "semchunk.chunkerify(tiktoken cl100k_base, 512)",
+        ),
+        System(
+            "chonkie token",
+            "tokens",
+            lambda: _chonkie("token"),
+            _chonkie_pieces,
+            "TokenChunker(tiktoken cl100k_base, 512, overlap 0)",
+        ),
+        System(
+            "chonkie recursive",
+            "tokens",
+            lambda: _chonkie("recursive"),
+            _chonkie_pieces,
+            "RecursiveChunker(tiktoken cl100k_base, 512)",
+        ),
+        System(
+            "tiktoken encode_ordinary",
+            "tokens",
+            _tiktoken,
+            None,
+            "reference: tokenizing alone, no chunking",
+        ),
+    ]
+
+
+def key(system: System) -> str:
+    """A unique id: names repeat across groups (``fissure recursive``)."""
+    return f"{system.group}:{system.name}"
