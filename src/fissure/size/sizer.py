@@ -156,6 +156,7 @@ class Sizer:
                 return int(backend.count(text.encode("utf-8", "replace").decode("utf-8")))
 
         prefix = _bpe_prefix(backend, encoding)
+        prefix("", np.zeros(1, dtype=np.int64))  # build the token-length table now, not mid-run
         # A character is at most 4 bytes, so at most 4 byte-level tokens.
         return cls(
             encoding,
@@ -268,11 +269,12 @@ def _bpe_prefix(backend: object, encoding: str) -> Callable[[str, np.ndarray], n
         return lengths[0]
 
     def prefix(text: str, seam_bytes: np.ndarray) -> np.ndarray | None:
+        table = token_lengths()
         try:
             tokens = backend.encode(text)  # type: ignore[attr-defined]
         except UnicodeEncodeError:
             return None
-        ends = np.cumsum(token_lengths()[np.asarray(tokens, dtype=np.int64)])
+        ends = np.cumsum(table[np.asarray(tokens, dtype=np.int64)])
         return np.searchsorted(ends, seam_bytes, side="right")
 
     return prefix

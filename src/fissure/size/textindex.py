@@ -56,20 +56,26 @@ def code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+@lru_cache(maxsize=1)
+def _bmp_table() -> np.ndarray:
+    """Class of every character of the Basic Multilingual Plane, built once."""
+    return np.fromiter((char_class(chr(c)) for c in range(0x10000)), dtype=np.uint8, count=0x10000)
+
+
 def classify(text: str, codes: np.ndarray | None = None) -> np.ndarray:
     """Class code of every character of ``text`` (uint8 array of ``len(text)``)."""
     if codes is None:
         codes = code_points(text)
     if codes.dtype == np.uint8:
         return _ASCII_TABLE[codes]
-    out = _ASCII_TABLE[np.minimum(codes, 127)]
-    wide = np.flatnonzero(codes > 127)
-    if wide.size:
-        uniq, inverse = np.unique(codes[wide], return_inverse=True)
+    out = _bmp_table()[np.minimum(codes, 0xFFFF)]
+    astral = np.flatnonzero(codes > 0xFFFF)
+    if astral.size:
+        uniq, inverse = np.unique(codes[astral], return_inverse=True)
         table = np.fromiter(
             (char_class(chr(c)) for c in uniq.tolist()), dtype=np.uint8, count=len(uniq)
         )
-        out[wide] = table[inverse]
+        out[astral] = table[inverse]
     return out
 
 
