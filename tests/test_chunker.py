@@ -104,3 +104,18 @@ def test_fixed_windows_are_full_and_flat():
     chunks = Chunker(strategy="fixed", max_tokens=64, tokenizer="chars").chunk(text)
     assert [len(c.text) for c in chunks[:-1]] == [64] * (len(chunks) - 1)
     assert "".join(c.text for c in chunks) == text
+
+
+@pytest.mark.parametrize("strategy", ["structural", "recursive", "sentence"])
+def test_prepended_context_counts_inside_the_budget(strategy):
+    chunker = Chunker(strategy=strategy, max_tokens=60, prepend_context=True)
+    chunks = chunker.chunk_file(SAMPLES / "seismograph.py")
+    assert chunks
+    for c in chunks:
+        embedded = c.embedding_text()
+        assert chunker.sizer.count(embedded) <= 60
+        if "context_tokens" in c.metadata:
+            assert embedded == f"{c.context}\n{c.text}"
+            assert c.n_tokens + c.metadata["context_tokens"] <= 60
+    assert any("context_tokens" in c.metadata for c in chunks)
+    assert any(c.entity == "Detector.detect" for c in chunks)

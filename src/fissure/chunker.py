@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -86,8 +86,20 @@ class Chunker:
             return Traced([], None)
         ruler = Ruler(document.text, self.sizer)
         blocks = document.blocks if self.settings.strategy in ("structural", "hybrid") else ()
-        split = split_spans(self.settings, ruler, blocks, self.embedder)
+        reserve = self._reserve(document) if self.settings.prepend_context else None
+        split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
         return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+
+    def _reserve(self, document: Document) -> Callable[[int], int]:
+        """Tokens that a chunk starting at a position must leave for its context line."""
+        place = _Placer(document.blocks, _name(document.source))
+        count = self.sizer.count
+
+        def reserve(position: int) -> int:
+            context = place(position, {})[4]
+            return count(context + "\n") if context else 0
+
+        return reserve
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Only where to cut: the ``(start, end)`` of each chunk of ``text``.
@@ -114,7 +126,7 @@ class Chunker:
             return []
         text, doc_id, source = document.text, document.id, document.source
         lines = line_numbers(text, spans)
-        name = Path(source).name if source != "<text>" else None
+        name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
         place = _Placer(document.blocks, name)
@@ -132,6 +144,12 @@ class Chunker:
                 meta["fallback"] = fallback
             headings, entity, page, cell, context = place(s, meta)
             size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
+            if self.settings.prepend_context and context:
+                extra = self.sizer.count(context + "\n")
+                if size + extra <= self.settings.budget:
+                    meta["context_tokens"] = extra
+                else:
+                    meta["context_dropped"] = "context over half the budget"
             chunks.append(
                 Chunk(
                     body,
@@ -184,6 +202,10 @@ class _Placer:
             _inherited(trail, "cell"),
             context,
         )
+
+
+def _name(source: str) -> str | None:
+    return Path(source).name if source != "<text>" else None
 
 
 def _trail(blocks: Sequence[Block], position: int, starts_of: dict[int, list[int]]) -> list[Block]:

@@ -44,6 +44,9 @@ class ChunkSettings:
             semantic boundaries (the budget may add more).
         atom_tokens: For ``hybrid``: the size of the structural pieces that semantic
             scores then merge or keep apart.
+        prepend_context: Count each chunk's context (``file › heading › entity``) and a
+            newline inside its budget, so ``chunk.embedding_text()`` (context + text)
+            fits the model. A context over half the budget is not prepended.
     """
 
     strategy: str = "structural"
@@ -60,6 +63,7 @@ class ChunkSettings:
     buffer_size: int = 1
     target_chunks: int | None = None
     atom_tokens: int = 64
+    prepend_context: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -82,6 +86,8 @@ class ChunkSettings:
             raise ConfigError(
                 f"min_tokens ({self.min_tokens}) must be smaller than max_tokens ({budget})"
             )
+        if self.prepend_context and self.strategy == "fixed":
+            raise ConfigError("prepend_context needs structure: use a strategy other than fixed")
         if (self.separators or self.language) and self.strategy != "recursive":
             raise ConfigError("separators and language apply to strategy='recursive' only")
         self._check_semantic()

@@ -125,6 +125,13 @@ class Chunk:
         """The stable, content-addressed id: a hash of doc id, offsets and text."""
         return _digest(self.doc_id, str(self.start), str(self.end), self.text)
 
+    def embedding_text(self) -> str:
+        """What to embed: the context and the text when the chunker counted the context in
+        the budget (``metadata["context_tokens"]``), else the text alone."""
+        if self.context and "context_tokens" in self.metadata:
+            return f"{self.context}\n{self.text}"
+        return self.text
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping with every field (``None`` where not applicable)."""
         return {

@@ -50,6 +50,22 @@ def chunk(
     max_bytes: Annotated[
         int, typer.Option(help="Skip files larger than this many bytes.")
     ] = DEFAULT_MAX_BYTES,
+    prepend_context: Annotated[
+        bool, typer.Option(help="Count each chunk's context line inside its budget.")
+    ] = False,
+    embedder: Annotated[
+        str, typer.Option(help="For semantic/hybrid: minilm | minilm:bf16 | static | static:PATH")
+    ] = "minilm",
+    breakpoint: Annotated[
+        str,
+        typer.Option(help="percentile | standard_deviation | interquartile | gradient"),
+    ] = "percentile",
+    breakpoint_amount: Annotated[
+        float | None, typer.Option(help="The breakpoint method's amount.")
+    ] = None,
+    target_chunks: Annotated[
+        int | None, typer.Option(help="Semantic: cut at the strongest N-1 boundaries.")
+    ] = None,
 ) -> None:
     """Split documents into chunks with exact offsets and a hard token budget."""
     if fmt not in ("jsonl", "table"):
@@ -62,6 +78,11 @@ def chunk(
             overlap_tokens=overlap_tokens,
             tokenizer=tokenizer,
             language=language,
+            prepend_context=prepend_context,
+            embedder=embedder,
+            breakpoint=breakpoint,
+            breakpoint_amount=breakpoint_amount,
+            target_chunks=target_chunks,
         )
         files = list(iter_files(paths, max_bytes=max_bytes))
     except FissureError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from fissure.split.pack import Packer, Piece
+from fissure.split.pack import Packer, Piece, Run
 
 _WORD = re.compile(r"\S+")
 
@@ -41,14 +41,39 @@ def word_starts(text: str, lo: int, hi: int) -> list[int]:
     return [m.start() for m in _WORD.finditer(text, lo, hi) if m.start() >= lo]
 
 
+def fit_reserve(
+    packer: Packer, pieces: list[Piece], reserve: Callable[[int], int], budget: int
+) -> list[Piece]:
+    """Re-split every piece whose size plus ``reserve(piece.start)`` exceeds ``budget``.
+
+    ``reserve`` is what will be prepended to a chunk starting there (its context). A
+    reserve over half the budget is not honoured: such a context is not prepended.
+    """
+    out: list[Piece] = []
+    todo = pieces[::-1]
+    while todo:
+        piece = todo.pop()
+        extra = reserve(piece.start)
+        if extra > budget // 2 or piece.size + extra <= budget:
+            out.append(piece)
+            continue
+        packer.max_tokens = budget - extra
+        parts = packer.run(Run([piece.start, piece.end], piece.cut, piece.cut))
+        todo.extend(parts[::-1])
+    packer.max_tokens = budget
+    return out
+
+
 def add_overlap(
     packer: Packer,
     pieces: list[Piece],
     overlap: int,
     unit_starts: Callable[[int, int], list[int]],
+    reserve: Callable[[int], int] | None = None,
 ) -> list[tuple[int, int]]:
     """Spans extended backwards to the earliest unit start that keeps the overlap within
-    ``overlap`` and the chunk within the budget. Starts stay strictly increasing."""
+    ``overlap`` and the chunk (plus its ``reserve``) within the budget. Starts stay
+    strictly increasing."""
     spans = [(p.start, p.end) for p in pieces]
     if overlap <= 0:
         return spans
@@ -63,7 +88,8 @@ def add_overlap(
         while lo < hi:
             mid = (lo + hi) // 2
             c = candidates[mid]
-            if packer.size(c, start) <= overlap and packer.fits(c, end):
+            room = packer.max_tokens - (reserve(c) if reserve else 0)
+            if packer.size(c, start) <= overlap and packer.size(c, end) <= room:
                 hi = mid
             else:
                 lo = mid + 1

@@ -15,7 +15,7 @@ from fissure.size import Ruler
 from fissure.split import levels as lv
 from fissure.split import semantic as sm
 from fissure.split.pack import Packer, Piece, Run, block_run
-from fissure.split.post import add_overlap, merge_small, word_starts
+from fissure.split.post import add_overlap, fit_reserve, merge_small, word_starts
 from fissure.split.semantic import Trace
 from fissure.split.separators import DEFAULT, preset
 from fissure.types import Block
@@ -98,8 +98,13 @@ def split_spans(
     ruler: Ruler,
     blocks: Sequence[Block],
     embedder: Embedder | None = None,
+    reserve: Callable[[int], int] | None = None,
 ) -> Split:
-    """Split one document's text by ``settings``."""
+    """Split one document's text by ``settings``.
+
+    ``reserve(position)`` is the size of what will be prepended to a chunk that starts
+    there (its context); chunks then leave room for it.
+    """
     text = ruler.text
     packer = Packer(ruler, settings.budget, (), LEAF_LEVELS)
     if settings.strategy == "fixed":
@@ -118,8 +123,11 @@ def split_spans(
         packer.levels = tuple(levels)
         packer.max_tokens = room
         pieces = merge_small(packer, packer.run(run), settings.min_tokens)
+    if reserve is not None:
+        pieces = fit_reserve(packer, pieces, reserve, room)
     packer.max_tokens = settings.budget
-    spans = add_overlap(packer, pieces, settings.overlap_tokens, _units(settings, text))
+    units = _units(settings, text)
+    spans = add_overlap(packer, pieces, settings.overlap_tokens, units, reserve)
     return Split(spans, pieces, trace)
 
 
