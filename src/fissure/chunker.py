@@ -37,8 +37,8 @@ class Chunker:
     Args:
         settings: A :class:`ChunkSettings`; or pass its fields as keywords.
         sizer: A ready :class:`~fissure.size.Sizer` to use instead of ``settings.tokenizer``.
-        embedder: A ready embedder for ``semantic``/``hybrid`` instead of loading
-            ``settings.embedder``.
+        embedder: For ``semantic``/``hybrid``: a ready embedder, or a spec string that
+            replaces ``settings.embedder`` (the keyword is shared with that setting).
 
     Raises:
         ConfigError: The settings cannot work (the message says how to fix them).
@@ -54,9 +54,11 @@ class Chunker:
         settings: ChunkSettings | None = None,
         *,
         sizer: Sizer | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         **fields: Any,
     ) -> None:
+        if isinstance(embedder, str):
+            fields["embedder"], embedder = embedder, None
         base = settings or ChunkSettings()
         self.settings = replace(base, **fields) if fields else base
         self.sizer = sizer or as_sizer(self.settings.tokenizer)
