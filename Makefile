@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch on this machine's disk; an unpinned torch pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval]'
+	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval,bench]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -27,7 +27,6 @@ lint: setup
 	$(BIN)/mypy
 
 bench: setup
-	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python -m bench.run
 
 clean:
