@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -94,11 +95,11 @@ class Chunker:
 
     def _reserve(self, document: Document) -> Callable[[int], int]:
         """Tokens that a chunk starting at a position must leave for its context line."""
-        place = _Placer(document.blocks, _name(document.source))
+        place = _Placer(document.text, document.blocks, _name(document.source))
         count = self.sizer.count
 
         def reserve(position: int) -> int:
-            context = place(position, {})[4]
+            context = place(position, position + 1, {})[4]
             return count(context + "\n") if context else 0
 
         return reserve
@@ -131,7 +132,7 @@ class Chunker:
         name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
-        place = _Placer(document.blocks, name)
+        place = _Placer(text, document.blocks, name)
         chunks = []
         last = len(pieces) - 1
         for i, (s, e) in enumerate(spans):
@@ -144,7 +145,7 @@ class Chunker:
                 meta["oversize"] = piece.oversize
             if fallback:
                 meta["fallback"] = fallback
-            headings, entity, page, cell, context = place(s, meta)
+            headings, entity, page, cell, context = place(s, e, meta)
             size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
             if self.settings.prepend_context and context:
                 extra = self.sizer.count(context + "\n")
@@ -181,17 +182,18 @@ _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
 class _Placer:
     """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context."""
 
-    def __init__(self, blocks: Sequence[Block], name: str | None) -> None:
+    def __init__(self, text: str, blocks: Sequence[Block], name: str | None) -> None:
+        self.text = text
         self.blocks = blocks
         self.name = name
         self.starts_of: dict[int, list[int]] = {}
 
     def __call__(
-        self, position: int, meta: dict[str, Any]
+        self, start: int, end: int, meta: dict[str, Any]
     ) -> tuple[tuple[str, ...], str | None, int | None, int | None, str | None]:
         if not self.blocks:
             return (), None, None, None, self.name
-        trail = _trail(self.blocks, position, self.starts_of)
+        trail = _trail(self.text, self.blocks, start, end, self.starts_of)
         headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
         if trail:
             meta["block"] = trail[-1].kind
@@ -210,11 +212,19 @@ def _name(source: str) -> str | None:
     return Path(source).name if source != "<text>" else None
 
 
-def _trail(blocks: Sequence[Block], position: int, starts_of: dict[int, list[int]]) -> list[Block]:
-    """The chain of nested blocks that contain ``position``, outermost first.
+_WORDY = re.compile(r"[^\W\d_]{2,}")  # two letters in a row: words, not markers
 
-    ``starts_of`` caches each sibling list's start offsets (keyed by identity) so that a
-    document with many blocks is searched by bisection, not scanned per chunk.
+
+def _trail(
+    text: str, blocks: Sequence[Block], start: int, end: int, starts_of: dict[int, list[int]]
+) -> list[Block]:
+    """The chain of nested blocks where a chunk ``[start, end)`` sits, outermost first.
+
+    At each depth this is the block containing ``start``; when ``start`` lies in a gap
+    between blocks and only punctuation or markers stand before the next block inside the
+    chunk (a comma between JSON keys, a ``# %%`` cell marker), the chain ends with that
+    block. ``starts_of`` caches each sibling list's start offsets (keyed by
+    identity), so a document with many blocks is searched by bisection.
     """
     trail: list[Block] = []
     level = blocks
@@ -222,8 +232,15 @@ def _trail(blocks: Sequence[Block], position: int, starts_of: dict[int, list[int
         starts = starts_of.get(id(level))
         if starts is None:
             starts = starts_of[id(level)] = [b.start for b in level]
-        k = bisect_right(starts, position) - 1
-        if k < 0 or level[k].end <= position:
+        k = bisect_right(starts, start) - 1
+        if k < 0 or level[k].end <= start:
+            # In a gap: when only punctuation and markers stand before the next block in
+            # the chunk (",\n", "# %%"), the chunk is about that block.
+            k += 1
+            if k < len(level) and level[k].start < end and not _WORDY.search(
+                text, start, level[k].start
+            ):
+                trail.append(level[k])
             break
         trail.append(level[k])
         level = level[k].children

@@ -104,7 +104,8 @@ def _body_blocks(
             kind = "imports" if imports else "code"
             level = PythonLevel.IMPORTS if imports else PythonLevel.STATEMENTS
             start = lines.offset(run[0].lineno, run[0].col_offset)
-            blocks.append(Block(kind, start, lines.end(run[-1]), level))
+            inner = _nested(run[0], lines, scope) if len(run) == 1 else ()
+            blocks.append(Block(kind, start, lines.end(run[-1]), level, None, inner))
             run.clear()
 
     for index, node in enumerate(body):
@@ -121,6 +122,22 @@ def _body_blocks(
         prev_end_line = node.end_lineno or node.lineno
     flush()
     return tuple(blocks)
+
+
+def _nested(node: ast.stmt, lines: _Lines, scope: _Scope) -> tuple[Block, ...]:
+    """Entities defined inside a compound statement (``if``, ``try``, ``with``, ``for`` …),
+    so that the splitter can cut between them instead of through them."""
+    if isinstance(node, _SIMPLE) or not any(isinstance(n, _Def) for n in ast.walk(node)):
+        return ()
+    bodies: list[list[ast.stmt]] = [
+        getattr(node, name) for name in ("body", "orelse", "finalbody") if getattr(node, name, None)
+    ]
+    bodies += [h.body for h in getattr(node, "handlers", ()) if h.body]
+    bodies += [c.body for c in getattr(node, "cases", ()) if c.body]
+    found: list[Block] = []
+    for body in bodies:
+        found.extend(_body_blocks(body, lines, scope=scope, prev_end_line=body[0].lineno - 1))
+    return tuple(sorted(found, key=lambda b: b.start))
 
 
 def _starts_new_run(last: ast.stmt, node: ast.stmt, last_end_line: int) -> bool:
@@ -154,6 +171,13 @@ def _entity(node: _Def, lines: _Lines, *, scope: _Scope, prev_end_line: int) -> 
         scope=_Scope(qualname, in_class=kind == "class"),
         prev_end_line=node.lineno,  # comments between the header and the body may attach
     )
+    header_line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    if first_line < header_line:  # leading comments: a unit of their own inside the entity
+        comment = Block(
+            "comment", lines.starts[first_line - 1], lines.starts[header_line - 1] - 1,
+            PythonLevel.DOCSTRING,
+        )
+        children = (comment, *children)
     metadata: dict[str, Any] = {"entity": qualname}
     if node.decorator_list:
         metadata["decorators"] = [ast.unparse(d) for d in node.decorator_list]

@@ -124,7 +124,10 @@ def parse(data: bytes, source: str, mime: str | None = None) -> Document:
                 "for it; pass mime= if it is really text, or add a parser with "
                 "fissure.parse.registry.register"
             )
-        text, encoding = decode(data)
+        try:
+            text, encoding = decode_for(detection.mime, data)
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
         meta["encoding"] = encoding["encoding"]
         if "fallback" in encoding:
             meta["encoding_fallback"] = encoding["fallback"]
@@ -150,19 +153,33 @@ def _run_text(route: Route, text: str, source: str, mime: str, meta: dict[str, A
 def _run_binary(
     route: Route, data: bytes, source: str, mime: str, meta: dict[str, Any]
 ) -> Document:
+    """A binary format's parser. When it fails there is no text to fall back to: its
+    bytes (PDF syntax, a zip archive) would only be chunked as junk, so the failure is
+    the answer."""
     try:
         parser = route.load()
         if route.pass_mime:
             return parser(data, source=source, mime=mime)
         return parser(data, source=source)
+    except InputError:
+        raise
     except Exception as exc:
-        why = _describe(route, exc)
-    try:
-        text, encoding = decode(data)
-    except InputError as exc:
-        raise InputError(f"{source}: {why}, and its bytes are not text: {exc}") from None
-    meta.update(encoding=encoding["encoding"], fallback=f"{why}; parsed as plain text")
-    return plain.parse(text, source=source)
+        raise InputError(f"{source}: {_describe(route, exc)}") from None
+
+
+def decode_for(mime: str, data: bytes) -> tuple[str, dict[str, str]]:
+    """Decode text; Python source honours its PEP 263 coding declaration."""
+    if mime == m.PYTHON and data[:2] != b"\xef\xbb" and b"coding" in data[:400]:
+        import io
+        import tokenize
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            if encoding not in ("utf-8", "utf-8-sig"):
+                return data.decode(encoding), {"encoding": encoding}
+        except (SyntaxError, LookupError, UnicodeDecodeError):
+            pass  # a wrong declaration: decode as any other text
+    return decode(data)
 
 
 def _describe(route: Route, exc: Exception) -> str:

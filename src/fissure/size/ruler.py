@@ -141,8 +141,8 @@ class Ruler:
         if not pos:
             return start
         i = bisect_left(pos, start)
-        if i >= len(pos) or pos[i] > limit:
-            return start
+        if i >= len(pos) or pos[i] > limit or pos[i] - start > _FAR:
+            return start  # no seam near: counting up to it would cost more than it saves
         head = self.sizer.count(self.text[start : pos[i]])
         if head > budget:
             return start
@@ -223,6 +223,7 @@ class SpanTable:
 
 
 _VISIBLE = re.compile(r"\S")
+_FAR = 1024  # characters: a head longer than this is not worth counting for a lookup
 
 
 class LazyTable:

@@ -20,6 +20,7 @@ from fissure.errors import ConfigError, MissingDependencyError
 TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
 NAMED = ("minilm", "chars", "words", *TIKTOKEN_ENCODINGS)
 _CACHE_LIMIT = 1 << 20
+_CACHED_CHARS = 256
 
 
 @runtime_checkable
@@ -85,7 +86,9 @@ class Sizer:
         return f"Sizer({self.name!r})"
 
     def count(self, text: str) -> int:
-        """Size of ``text``."""
+        """Size of ``text`` (short texts are cached; long ones are rarely asked twice)."""
+        if len(text) > _CACHED_CHARS:
+            return self._fn(text)
         cache = self._cache
         n = cache.get(text)
         if n is None:

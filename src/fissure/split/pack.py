@@ -126,28 +126,53 @@ class Packer:
     def _pack(self, run: Run) -> None:
         table = self.ruler.table(run.bounds)
         fits, budget, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
+        carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0
         while i < n:
             if not fits(i, i, budget):
-                damaged = _atomic(run.blocks[i] if run.blocks else None)
-                if damaged:
-                    self._inside.append(damaged)
-                child = self.expand(run, i)
-                if child is not None:
-                    self._pack(child)
-                else:
-                    self._cut_chars(run.bounds[i], run.bounds[i + 1], run.cut(i))
-                if damaged:
-                    self._inside.pop()
+                self._split_part(run, i, carry)
+                carry = None
                 i += 1
                 continue
             j = max(i, table.sure(i, budget))
             while j + 1 < n and fits(i, j + 1, budget):
                 j += 1
+            size = table.size(i, j)
+            if j + 1 < n and 0 < 2 * size < budget and not fits(j + 1, j + 1, budget):
+                carry = i  # too small to stand alone before a part that must be split
+                i = j + 1
+                continue
             s, e = table.start(i), table.end(j)
             if s < e:
-                pieces.append(Piece(s, e, run.cut(i), table.size(i, j), self._damage()))
+                pieces.append(Piece(s, e, run.cut(i), size, self._damage()))
             i = j + 1
+
+    def _split_part(self, run: Run, k: int, carry: int | None) -> None:
+        """Pack part ``k``, which is over budget, by its finer parts.
+
+        ``carry`` (a part index before ``k``) starts a small group that did not fit with
+        part ``k`` whole: it joins the first finer piece when that fits, and otherwise
+        becomes a chunk of its own.
+        """
+        child = self.expand(run, k)
+        if carry is not None:
+            first_end = child.bounds[1] if child is not None else run.bounds[k]
+            if child is not None and self.fits(run.bounds[carry], first_end):
+                child.bounds[0], child.lead = run.bounds[carry], run.cut(carry)
+            else:
+                s, e = self.trim(run.bounds[carry], run.bounds[k])
+                if s < e:
+                    size = self.ruler.count(s, e)
+                    self.pieces.append(Piece(s, e, run.cut(carry), size, self._damage()))
+        damaged = _atomic(run.blocks[k] if run.blocks else None)
+        if damaged:
+            self._inside.append(damaged)
+        if child is not None:
+            self._pack(child)
+        else:
+            self._cut_chars(run.bounds[k], run.bounds[k + 1], run.cut(k))
+        if damaged:
+            self._inside.pop()
 
     def expand(self, run: Run, k: int) -> Run | None:
         """Part ``k`` of ``run`` as a run of finer parts, or ``None`` if only characters
@@ -184,14 +209,21 @@ class Packer:
     def largest_fit(self, start: int, limit: int) -> int:
         """The furthest grapheme boundary ``e <= limit`` with ``text[start:e]`` in budget.
 
-        Always advances by at least one character, so a caller's loop ends.
+        Starts from what the lookup table guarantees, gallops forward until a probe no
+        longer fits, then bisects: the work is proportional to the chunk found, never to
+        the rest of the text. Always advances by at least one character.
         """
-        if self.fits(start, limit):
-            return limit
         lo = max(self.ruler.reach(start, self.max_tokens, limit), start)
-        hi = min(limit, self.ruler.next_seam(lo + 1)) if lo < limit else limit
         if lo > start and not self.fits(start, lo):  # lookup drift on an odd sizer
-            hi, lo = lo, start
+            lo = start
+        hi, step = lo, max(16, lo - start)
+        while hi < limit:
+            hi = min(limit, hi + step)
+            if not self.fits(start, hi):
+                break
+            lo, step = hi, step * 2
+        else:
+            return limit
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self.fits(start, mid):

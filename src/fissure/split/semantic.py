@@ -38,6 +38,7 @@ _BLOCKS = {
     "sentence": 0.1, "row": 0.1, "item": 0.2, "word": -0.5, "char": -1.0,
 }
 CHUNK_COST = 0.5
+SEMANTIC_WEIGHT = 0.5  # in hybrid: the semantic score (clipped to ±1) counts half
 
 
 @dataclass(frozen=True, slots=True)

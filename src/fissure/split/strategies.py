@@ -163,7 +163,11 @@ def semantic_pieces(
     for k in range(1, len(atoms)):
         scores[k] = float(sem[k - 1])
         if settings.strategy == "hybrid":
-            scores[k] += sm.structure_score(atoms[k].cut) - sm.CHUNK_COST
+            # Meaning tips the balance at each boundary; it does not overrule a heading.
+            scores[k] = (
+                sm.structure_score(atoms[k].cut) - sm.CHUNK_COST
+                + sm.SEMANTIC_WEIGHT * max(-1.0, min(1.0, scores[k]))
+            )
     bounds = [a.start for a in atoms] + [atoms[-1].end]
     table = packer.ruler.table(bounds)
     starts = sm.choose_cuts(table, scores, budget, settings.min_tokens)

@@ -1,0 +1,40 @@
+"""Chunk invariants shared by the corpus, structure and hostile-input tests.
+
+``assert_chunk_invariants`` is STYLE habit 11 for one parsed document: exact slicing, an
+exact size within the budget (measured by the raw tokenizer, bypassing every cache),
+strictly increasing starts, coverage of every visible character (no overlap here) and
+identical output on a second run.
+"""
+
+from __future__ import annotations
+
+from fissure import Chunk, Chunker, Document
+
+
+def assert_chunk_invariants(document: Document, chunker: Chunker, chunks: list[Chunk]) -> None:
+    """Fail with the offending chunk when ``chunks`` break an invariant for ``document``."""
+    text, budget, count = document.text, chunker.settings.budget, chunker.sizer._fn
+    assert chunker.settings.overlap_tokens == 0, "coverage below assumes no overlap"
+    for i, c in enumerate(chunks):
+        where = f"{document.source} chunk {i} [{c.start}:{c.end}]"
+        assert c.index == i, where
+        assert 0 <= c.start < c.end <= len(text), where
+        assert text[c.start : c.end] == c.text, where
+        assert c.text == c.text.strip(), f"{where}: untrimmed"
+        measured = count(c.text)
+        assert c.n_tokens == measured, (where, c.n_tokens, measured)
+        assert measured <= budget, (where, measured, budget)
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert a.start < b.start, (document.source, a.start, b.start)
+        assert a.end <= b.start, (document.source, "overlap", a.end, b.start)
+    covered = bytearray(len(text))
+    for c in chunks:
+        covered[c.start : c.end] = b"\x01" * (c.end - c.start)
+    missed = [i for i, ch in enumerate(text) if not covered[i] and not ch.isspace()]
+    assert not missed, (document.source, "uncovered", [(i, text[i]) for i in missed[:10]])
+    again = chunker.chunk_document(document)
+    assert [_full(c) for c in again] == [_full(c) for c in chunks], document.source
+
+
+def _full(c: Chunk) -> tuple[Chunk, str]:
+    return c, repr(c.metadata)  # Chunk equality leaves metadata out
