@@ -20,6 +20,8 @@ demo: setup
 	$(BIN)/fissure chunk samples --format table
 
 test: setup
+	# Headless Chromium for the visualiser's browser test; the test skips, saying why, without it.
+	sh scripts/install-chromium.sh || echo "chromium not installed: the browser test will skip"
 	$(BIN)/python -m pytest -q
 
 lint: setup

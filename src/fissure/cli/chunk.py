@@ -54,8 +54,9 @@ def chunk(
         bool, typer.Option(help="Count each chunk's context line inside its budget.")
     ] = False,
     embedder: Annotated[
-        str, typer.Option(help="For semantic/hybrid: minilm | minilm:bf16 | static | static:PATH")
-    ] = "minilm",
+        str,
+        typer.Option(help="For semantic/hybrid: minilm:auto | minilm | minilm:bf16 | static"),
+    ] = "minilm:auto",
     breakpoint: Annotated[
         str,
         typer.Option(help="percentile | standard_deviation | interquartile | gradient"),

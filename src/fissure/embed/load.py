@@ -5,7 +5,8 @@ from __future__ import annotations
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
 
-SPECS = ("minilm", "static", "static:PATH", "http:URL#MODEL", "hashing")
+SPECS = ("minilm", "minilm:bf16", "minilm:auto", "static", "static:PATH", "http:URL#MODEL",
+         "hashing")
 
 
 def load_embedder(spec: str = "minilm") -> Embedder:
@@ -13,6 +14,7 @@ def load_embedder(spec: str = "minilm") -> Embedder:
 
     Args:
         spec: ``minilm`` (the default: all-MiniLM-L6-v2, exact), ``minilm:bf16``,
+            ``minilm:auto`` (bf16 where the CPU has native bf16 matrix units, else exact),
             ``static`` (the static MiniLM made by ``fissure models distill``),
             ``static:PATH`` (any model2vec folder) or ``http:URL#MODEL`` (an
             OpenAI-compatible server, e.g. ``http:http://localhost:8080/v1#bge-m3``; the
@@ -27,15 +29,26 @@ def load_embedder(spec: str = "minilm") -> Embedder:
         from fissure.embed.hashing import HashingEmbedder
 
         return HashingEmbedder()
-    if spec in ("minilm", "minilm:fp32", "minilm:bf16"):
+    if spec in ("minilm", "minilm:fp32", "minilm:bf16", "minilm:auto"):
         from fissure.embed.minilm import MiniLM
 
-        return MiniLM(precision="bf16" if spec.endswith("bf16") else "fp32")
+        bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
+        return MiniLM(precision="bf16" if bf16 else "fp32")
     if spec == "static" or spec.startswith("static:"):
         return _static(spec.partition(":")[2])
     if spec.startswith(("http:", "https:")):
         return _http(spec)
     raise ConfigError(f"unknown embedder {spec!r}: use one of {', '.join(SPECS)}")
+
+
+def bf16_is_fast() -> bool:
+    """Whether this CPU multiplies bf16 matrices natively (AMX or AVX-512 BF16)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return False
+    return " amx_bf16" in flags or " avx512_bf16" in flags
 
 
 def _static(path: str) -> Embedder:
