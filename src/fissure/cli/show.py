@@ -41,9 +41,9 @@ def show(
         typer.Option(
             "--embedder",
             "-e",
-            help="For semantic/hybrid: minilm | minilm:bf16 | static | static:PATH | hashing",
+            help="For semantic/hybrid: minilm:auto | minilm | minilm:bf16 | static | hashing",
         ),
-    ] = "minilm",
+    ] = "minilm:auto",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="The page to write (default: ./NAME.html)."),
