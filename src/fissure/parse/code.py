@@ -50,6 +50,8 @@ _LEVELS = {
     "method": CodeLevel.METHOD,
     "imports": CodeLevel.IMPORTS,
 } | {kind: CodeLevel.TYPE for kind in _TYPE_KINDS - {"module"}}
+_LEVEL_INTS = {kind: int(level) for kind, level in _LEVELS.items()}
+_FUNCTION = int(CodeLevel.FUNCTION)
 # A function directly inside one of these is a method (a Rust ``mod`` or Ruby ``module``
 # only groups functions).
 _METHOD_OWNERS = _TYPE_KINDS - {"module"}
@@ -241,20 +243,18 @@ class _Walker:
         while stack:
             frame = stack.pop()
             order.append(frame)
-            frame.children = _tidy(frame)  # top-down, before any child is frozen
-            stack.extend(frame.children)
+            if frame.children:
+                frame.children = _tidy(frame)  # top-down, before any child is frozen
+                stack.extend(frame.children)
         built: dict[int, Block] = {}
+        pop = built.pop
         for frame in reversed(order):
-            kids = tuple(built.pop(id(k)) for k in frame.children)
+            kids = tuple([pop(id(k)) for k in frame.children]) if frame.children else ()
+            # Positional arguments: keywords cost a dataclass __init__ noticeably more.
             built[id(frame)] = Block(
-                kind=frame.kind,
-                start=frame.start,
-                end=frame.end,
-                level=int(_LEVELS.get(frame.kind, CodeLevel.FUNCTION)),
-                title=frame.title,
-                children=kids,
-                metadata=frame.meta,
-            )
+                frame.kind, frame.start, frame.end, _LEVEL_INTS.get(frame.kind, _FUNCTION),
+                frame.title, kids, frame.meta,
+            )  # fmt: skip
         return built[id(self.root)].children
 
 
