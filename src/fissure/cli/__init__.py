@@ -7,6 +7,12 @@ import sys
 import typer
 
 from fissure.cli import chunk as chunk_cmd
+from fissure.cli import dlq as dlq_cmd
+from fissure.cli import ingest as ingest_cmd
+from fissure.cli import models as models_cmd
+from fissure.cli import query as query_cmd
+from fissure.cli import show as show_cmd
+from fissure.cli import status as status_cmd
 
 app = typer.Typer(
     name="fissure",
@@ -16,6 +22,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("chunk")(chunk_cmd.chunk)
+app.command("ingest")(ingest_cmd.ingest)
+app.command("query")(query_cmd.query)
+app.command("status")(status_cmd.status)
+app.command("show")(show_cmd.show)
+app.add_typer(dlq_cmd.app, name="dlq")
+app.add_typer(models_cmd.app, name="models")
 
 
 @app.callback()

@@ -1,0 +1,97 @@
+"""``fissure dlq list | retry | clear``: the dead-letter queue of failed documents."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, print_summary
+from fissure.cli.output import err, fail
+from fissure.errors import FissureError
+
+if TYPE_CHECKING:
+    from fissure.store import Manifest
+
+app = typer.Typer(help="The dead-letter queue: documents that failed, and why.",
+                  no_args_is_help=True)  # fmt: skip
+
+
+def _manifest(store: Path) -> Manifest:
+    from fissure.store import Manifest
+
+    if not (store / "manifest.sqlite3").is_file():
+        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
+    return Manifest(store)
+
+
+@app.command("list")
+def list_(
+    store: StoreOption = DEFAULT_STORE,
+    traceback: Annotated[bool, typer.Option("--traceback", help="Show tracebacks.")] = False,
+) -> None:
+    """Every failed document: source, stage, error and when."""
+    manifest = _manifest(store)
+    failures = manifest.failures()
+    manifest.close()
+    for f in failures:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(f.time))
+        typer.echo(f"{display(f.source)}\t{f.stage}\t{f.error_type}\t{when}\t{f.message}")
+        if traceback and f.traceback:
+            typer.echo(f.traceback.rstrip())
+    err.print(f"{len(failures)} dead letters")
+
+
+@app.command("retry")
+def retry(
+    store: StoreOption = DEFAULT_STORE,
+    timeout: Annotated[
+        float | None, typer.Option(help="Per-document timeout (default: the last run's).")
+    ] = None,
+) -> None:
+    """Ingest the failed documents again, with the settings of their last run."""
+    from fissure.config import ChunkSettings
+    from fissure.embed import load_embedder
+    from fissure.ingest import Options, ingest, open_source
+
+    manifest = _manifest(store)
+    failures, runs = manifest.failures(), manifest.runs()
+    manifest.close()
+    origins = sorted({f.origin for f in failures})
+    if not origins:
+        err.print("nothing to retry")
+        return
+    try:
+        for origin in origins:
+            spec, config, _ = runs[origin]
+            raw = dict(config["settings"])
+            if raw.get("separators") is not None:
+                raw["separators"] = tuple(raw["separators"])
+            options = Options(settings=ChunkSettings(**raw),
+                              timeout=timeout or config.get("timeout", 120.0),
+                              memory_mb=config.get("memory_mb"))  # fmt: skip
+            force = {f.source for f in failures if f.origin == origin}
+            source = open_source(spec, cache_dir=store / "http-cache")
+            model = load_embedder(config.get("embedder") or "minilm")
+            named = config.get("embedder") or "minilm"
+            summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
+                             force=force)  # fmt: skip
+            print_summary(summary)
+    except (FissureError, KeyError) as exc:
+        fail(f"cannot retry: {exc}")
+
+
+@app.command("clear")
+def clear(
+    store: StoreOption = DEFAULT_STORE,
+    source: Annotated[
+        list[str] | None, typer.Option(help="Only these sources (default: all).")
+    ] = None,
+) -> None:
+    """Forget failures; the next ingest tries those documents again."""
+    manifest = _manifest(store)
+    n = manifest.clear_failures(source or None)
+    manifest.close()
+    err.print(f"cleared {n} dead letters")

@@ -1,0 +1,72 @@
+"""``fissure query``: the chunks closest to a question."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display
+from fissure.cli.output import fail
+from fissure.errors import FissureError
+
+
+def query(
+    text: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", help="How many chunks.")] = 5,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(help="key=value filter on chunk metadata (source, entity, strategy …)."),
+    ] = None,
+    store: StoreOption = DEFAULT_STORE,
+    embedder: Annotated[
+        str | None, typer.Option(help="Default: the embedder the store was built with.")
+    ] = None,
+) -> None:
+    """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet."""
+    from fissure.embed import load_embedder
+    from fissure.store import ChromaStore, Manifest
+
+    if k < 1:
+        fail("-k must be at least 1")
+    if not (store / "manifest.sqlite3").is_file():
+        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
+    try:
+        filters = _filters(where or [])
+        manifest = Manifest(store)
+        spec = embedder or _embedder_of(manifest)
+        built_with = manifest.get_meta("model")
+        manifest.close()
+        model = load_embedder(spec)
+        if built_with and built_with != model.model_id:
+            fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
+        hits = ChromaStore(store / "chroma").query(model.embed([text])[0], k, filters)
+    except FissureError as exc:
+        fail(str(exc))
+    if not hits:
+        typer.echo("no results")
+    for hit in hits:
+        m = hit.metadata
+        where_ = f"{display(str(m.get('source', '?')))}:{m.get('line_start')}-{m.get('line_end')}"
+        label = m.get("entity") or m.get("headings") or ""
+        snippet = " ".join(hit.text.split())
+        snippet = snippet[:197] + "…" if len(snippet) > 200 else snippet
+        typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip())
+        typer.echo(f"       {snippet}")
+
+
+def _filters(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            fail(f"--where {pair!r} is not key=value")
+        out[key] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
+def _embedder_of(manifest: Any) -> str:
+    specs = {config.get("embedder") for _, config, _ in manifest.runs().values()}
+    specs.discard("")
+    specs.discard(None)
+    return str(specs.pop()) if len(specs) == 1 else "minilm"

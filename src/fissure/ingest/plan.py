@@ -1,0 +1,58 @@
+"""What a run has to do: compare a source's listing with the manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Iterable
+from dataclasses import asdict, dataclass, field
+
+from fissure.config import ChunkSettings
+from fissure.source.protocol import Item
+from fissure.store.manifest import Known
+
+# Bump when what the pipeline stores for the same settings changes (metadata, id scheme).
+PIPELINE_VERSION = 1
+
+
+def fingerprint(settings: ChunkSettings, model_id: str) -> str:
+    """A hash of everything that shapes a document's chunks and vectors."""
+    payload = {"settings": asdict(settings), "model": model_id, "pipeline": PIPELINE_VERSION}
+    raw = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.blake2b(raw, digest_size=12).hexdigest()
+
+
+@dataclass
+class Plan:
+    """The work of one run.
+
+    Attributes:
+        todo: Documents to (re)chunk and embed: new, changed, re-configured or forced.
+        unchanged: How many documents are already in the store as they are now.
+        removed: Sources in the manifest that the source no longer lists.
+        seen: How many documents the source listed.
+    """
+
+    todo: list[Item] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    seen: int = 0
+
+
+def make_plan(
+    items: Iterable[Item], known: dict[str, Known], stamp: str, force: Collection[str] = ()
+) -> Plan:
+    """Split a listing into work to do and documents to leave alone or delete."""
+    plan = Plan()
+    listed: set[str] = set()
+    for item in items:
+        listed.add(item.source)
+        was = known.get(item.source)
+        fresh = was is not None and was.digest == item.digest and was.fingerprint == stamp
+        if fresh and item.source not in force:
+            plan.unchanged += 1
+        else:
+            plan.todo.append(item)
+    plan.seen = len(listed)
+    plan.removed = sorted(set(known) - listed)
+    return plan

@@ -1,0 +1,162 @@
+"""Embed and store finished documents, in the order that makes a crash harmless.
+
+For each group of documents: mark them pending in the manifest → embed → delete their old
+chunks by source → upsert the new chunks → commit their manifest rows (and dead letters),
+which clears the marks. Chunk ids are content-addressed, so redoing any of it is harmless.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from fissure.embed import Embedder
+from fissure.ingest.workers import Outcome
+from fissure.store.manifest import Entry, Failure, Manifest
+from fissure.store.protocol import Store
+
+
+@dataclass
+class Timings:
+    """Seconds spent per stage (``parse`` is summed over the worker processes)."""
+
+    scan: float = 0.0
+    fetch: float = 0.0
+    parse: float = 0.0
+    embed: float = 0.0
+    store: float = 0.0
+    manifest: float = 0.0
+    total: float = 0.0
+    embed_calls: int = 0
+    embedded: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+
+class Writer:
+    """Writes groups of :class:`Outcome` to the store and the manifest.
+
+    Args:
+        store: Where chunks go.
+        manifest: The store's manifest.
+        embedder: Computes the vectors.
+        origin: The source's origin.
+        stamp: The settings fingerprint.
+        digests: Content hash of each source being written.
+        on_chunks: Called with the number of chunks stored (progress).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        manifest: Manifest,
+        embedder: Embedder,
+        origin: str,
+        stamp: str,
+        digests: dict[str, str],
+        on_chunks: Callable[[int], None] = lambda n: None,
+    ) -> None:
+        self.store, self.manifest, self.embedder = store, manifest, embedder
+        self.origin, self.stamp, self.digests = origin, stamp, digests
+        self.on_chunks = on_chunks
+        self.timings = Timings()
+
+    def write(self, group: Sequence[Outcome]) -> None:
+        """Write a group; if it fails, write its documents one by one to isolate the bad one."""
+        try:
+            self._write(group)
+        except Exception as exc:
+            if len(group) > 1:
+                for outcome in group:
+                    self.write([outcome])
+                return
+            stage = "embed" if self._embedding else "store"
+            only = group[0]
+            failed = Outcome(only.source, [], stage, type(exc).__name__, str(exc)[:500],
+                             traceback.format_exc(limit=20))  # fmt: skip
+            self.store.delete_sources([only.source])  # drop anything half-written
+            self._write([failed])
+
+    def _write(self, group: Sequence[Outcome]) -> None:
+        t = self.timings
+        sources = [o.source for o in group]
+        started = time.perf_counter()
+        self.manifest.mark_pending(sources)
+        t.manifest += time.perf_counter() - started
+        chunks = [c for o in group for c in o.chunks]
+        self._embedding = True
+        started = time.perf_counter()
+        vectors = self.embedder.embed([c.text for c in chunks]) if chunks else None
+        t.embed += time.perf_counter() - started
+        t.embed_calls += 1 if chunks else 0
+        self._embedding = False
+        started = time.perf_counter()
+        self.store.delete_sources(sources)
+        if vectors is not None:
+            self.store.upsert(chunks, vectors)
+        t.store += time.perf_counter() - started
+        started = time.perf_counter()
+        entries, failures = self._records(group)
+        self.manifest.commit(entries, failures)
+        t.manifest += time.perf_counter() - started
+        t.embedded += len(chunks)
+        t.failures.extend(failures)
+        self.on_chunks(len(chunks))
+
+    def _records(self, group: Sequence[Outcome]) -> tuple[list[Entry], list[Failure]]:
+        entries, failures = [], []
+        for o in group:
+            status = "failed" if o.failed else "ok"
+            ids = tuple(c.chunk_id for c in o.chunks)
+            tokens = tuple(c.n_tokens for c in o.chunks)
+            digest = self.digests.get(o.source, "")
+            entries.append(Entry(o.source, self.origin, digest, self.stamp, status, ids, tokens))
+            if o.failed:
+                failures.append(
+                    Failure(o.source, self.origin, o.stage, o.error_type, o.message, o.traceback)
+                )
+        return entries, failures
+
+    _embedding = False
+
+
+class Background:
+    """Runs a :class:`Writer` on a thread behind a bounded queue, so that chunking goes on
+    while a batch is embedded, and memory stays bounded when embedding is the slower side."""
+
+    def __init__(self, writer: Writer, depth: int = 2) -> None:
+        self.writer = writer
+        self._queue: queue.Queue[Sequence[Outcome] | None] = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name="fissure-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, group: Sequence[Outcome] | None) -> None:
+        """Queue a group (blocks while the queue is full); ``None`` ends the thread."""
+        while True:
+            if self._error is not None:
+                raise self._error
+            try:
+                self._queue.put(group, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def finish(self) -> None:
+        """Wait for every queued group to be written; re-raise the writer's error."""
+        if self._error is None and self._thread.is_alive():
+            self.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _loop(self) -> None:
+        while (group := self._queue.get()) is not None:
+            try:
+                self.writer.write(group)
+            except BaseException as exc:  # surfaced in the main thread by put/finish
+                self._error = exc
+                return

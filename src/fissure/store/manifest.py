@@ -1,0 +1,240 @@
+"""The manifest: what is in the store, per document, in one SQLite file next to it.
+
+Per document it keeps the content hash, the settings fingerprint (chunk settings and
+embedder model) and the chunk ids, so a re-run only touches what changed. It also holds
+the dead-letter queue (``failures``), the ``pending`` journal that makes runs crash-safe,
+and how each origin was last ingested (so failures can be retried with the same settings).
+
+Crash safety rests on one order of writes, used by :mod:`fissure.ingest`: mark documents
+pending → delete their chunks by source → upsert the new chunks → commit the manifest rows
+(which clears the marks). Whatever moment a run dies, the next one finds the pending marks,
+deletes those documents' chunks and forgets them, so they are chunked again from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fissure.errors import ConfigError
+
+FILENAME = "manifest.sqlite3"
+_PAGE = 500
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    source      TEXT PRIMARY KEY,
+    origin      TEXT NOT NULL,
+    digest      TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    chunk_ids   TEXT NOT NULL,
+    tokens      TEXT NOT NULL,
+    updated     REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
+CREATE TABLE IF NOT EXISTS pending (source TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS failures (
+    id         INTEGER PRIMARY KEY,
+    source     TEXT NOT NULL,
+    origin     TEXT NOT NULL,
+    stage      TEXT NOT NULL,
+    error_type TEXT NOT NULL,
+    message    TEXT NOT NULL,
+    traceback  TEXT NOT NULL,
+    time       REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS failures_source ON failures (source);
+CREATE TABLE IF NOT EXISTS runs (
+    origin TEXT PRIMARY KEY,
+    spec   TEXT NOT NULL,
+    config TEXT NOT NULL,
+    time   REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A document as the store holds it (``status`` is ``ok`` or ``failed``)."""
+
+    source: str
+    origin: str
+    digest: str
+    fingerprint: str
+    status: str = "ok"
+    chunk_ids: tuple[str, ...] = ()
+    tokens: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One dead letter: which document failed, at which stage, and why."""
+
+    source: str
+    origin: str
+    stage: str
+    error_type: str
+    message: str
+    traceback: str = ""
+    time: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the manifest remembers of a document, to decide whether to redo it."""
+
+    digest: str
+    fingerprint: str
+    status: str
+
+
+class Manifest:
+    """The manifest file of a store folder; safe to share between threads.
+
+    Args:
+        folder: The store folder (the file is ``manifest.sqlite3`` inside).
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.path = Path(folder) / FILENAME
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            with conn:
+                conn.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the manifest {self.path}: {exc}") from exc
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._conn.close()
+
+    def known(self, origin: str) -> dict[str, Known]:
+        """Every document recorded for ``origin``."""
+        rows = self._read(
+            "SELECT source, digest, fingerprint, status FROM documents WHERE origin = ?", origin
+        )
+        return {s: Known(d, f, st) for s, d, f, st in rows}
+
+    def pending(self) -> list[str]:
+        """Documents a run started writing and did not finish."""
+        return [s for (s,) in self._read("SELECT source FROM pending")]
+
+    def mark_pending(self, sources: Iterable[str]) -> None:
+        """Journal ``sources`` as being written (before touching the store)."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO pending VALUES (?)", [(s,) for s in sources]
+            )
+
+    def commit(self, entries: Sequence[Entry], failures: Sequence[Failure] = ()) -> None:
+        """Record finished documents and their failures, and clear their pending marks.
+
+        A document's earlier failures are dropped: its latest run is what counts.
+        """
+        now = time.time()
+        rows = [
+            (e.source, e.origin, e.digest, e.fingerprint, e.status,
+             json.dumps(e.chunk_ids), json.dumps(e.tokens), now)
+            for e in entries
+        ]  # fmt: skip
+        sources = [(e.source,) for e in entries]
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", rows
+            )
+            self._conn.executemany("DELETE FROM failures WHERE source = ?", sources)
+            self._conn.executemany(
+                "INSERT INTO failures (source, origin, stage, error_type, message, traceback, "
+                "time) VALUES (?,?,?,?,?,?,?)",
+                [(f.source, f.origin, f.stage, f.error_type, f.message, f.traceback, f.time)
+                 for f in failures],
+            )  # fmt: skip
+            self._conn.executemany("DELETE FROM pending WHERE source = ?", sources)
+
+    def forget(self, sources: Iterable[str]) -> None:
+        """Drop every record of ``sources`` (after their chunks left the store)."""
+        keys = [(s,) for s in sources]
+        with self._lock, self._conn:
+            for table in ("documents", "failures", "pending"):
+                self._conn.executemany(f"DELETE FROM {table} WHERE source = ?", keys)
+
+    def failures(self, origin: str | None = None) -> list[Failure]:
+        """The dead-letter queue, oldest first, optionally for one origin."""
+        sql = "SELECT source, origin, stage, error_type, message, traceback, time FROM failures"
+        rows = (
+            self._read(sql + " WHERE origin = ? ORDER BY id", origin)
+            if origin
+            else (self._read(sql + " ORDER BY id"))
+        )
+        return [Failure(*row) for row in rows]
+
+    def clear_failures(self, sources: Sequence[str] | None = None) -> int:
+        """Drop dead letters (all, or those of ``sources``) and the failed documents' rows,
+        so that the next run tries those documents again. Returns how many were dropped."""
+        with self._lock, self._conn:
+            if sources is None:
+                n = self._conn.execute("DELETE FROM failures").rowcount
+                self._conn.execute("DELETE FROM documents WHERE status = 'failed'")
+                return int(n)
+            keys = [(s,) for s in sources]
+            n = sum(
+                self._conn.execute("DELETE FROM failures WHERE source = ?", k).rowcount
+                for k in keys
+            )
+            self._conn.executemany(
+                "DELETE FROM documents WHERE source = ? AND status = 'failed'", keys
+            )
+            return n
+
+    def documents(self, origin: str | None = None) -> Iterator[tuple[str, str, list[int]]]:
+        """``(source, status, chunk token counts)`` of every document, page by page."""
+        sql = "SELECT source, status, tokens FROM documents"
+        args: tuple[Any, ...] = (origin,) if origin else ()
+        sql += " WHERE origin = ?" if origin else ""
+        for source, status, tokens in self._read(sql + " ORDER BY source", *args):
+            yield source, status, json.loads(tokens)
+
+    def chunk_ids(self, origin: str | None = None) -> set[str]:
+        """Every chunk id the manifest says the store holds."""
+        sql = "SELECT chunk_ids FROM documents" + (" WHERE origin = ?" if origin else "")
+        rows = self._read(sql, *((origin,) if origin else ()))
+        return {i for (ids,) in rows for i in json.loads(ids)}
+
+    def record_run(self, origin: str, spec: str, config: dict[str, Any]) -> None:
+        """Remember how ``origin`` was ingested (for ``dlq retry`` and ``status``)."""
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
+                (origin, spec, json.dumps(config, sort_keys=True), time.time()),
+            )
+
+    def runs(self) -> dict[str, tuple[str, dict[str, Any], float]]:
+        """``origin -> (spec, config, time)`` of the last run of every origin."""
+        rows = self._read("SELECT origin, spec, config, time FROM runs ORDER BY origin")
+        return {o: (s, json.loads(c), t) for o, s, c, t in rows}
+
+    def get_meta(self, key: str) -> str | None:
+        """A store-wide setting, e.g. the embedding width."""
+        rows = self._read("SELECT value FROM meta WHERE key = ?", key)
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a store-wide setting."""
+        with self._lock, self._conn:
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def _read(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, args).fetchall()

@@ -1,0 +1,69 @@
+"""Shared fixtures for ingestion tests: a small corpus, a counting embedder, store snapshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fissure.config import ChunkSettings
+from fissure.ingest import Options, Summary, ingest, open_source
+from fissure.store import ChromaStore, Manifest
+from tests.ingest.helpers import PLUGIN, HashEmbedder
+
+SETTINGS = ChunkSettings(tokenizer="words", max_tokens=40)
+
+
+def write_corpus(root: Path, n: int = 6) -> Path:
+    """A few Markdown, Python and text files with enough words for several chunks each."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        sections = "\n\n".join(
+            f"## Part {j}\n\n" + " ".join(f"word{i}_{j}_{k}" for k in range(35)) for j in range(3)
+        )
+        (root / f"doc{i}.md").write_text(f"# Document {i}\n\n{sections}\n")
+    (root / "code.py").write_text(
+        "def alpha(x):\n    return x + 1\n\n\nclass Beta:\n    def gamma(self):\n"
+        "        return 'gamma ' * 30\n"
+    )
+    (root / "notes.txt").write_text("plain notes " * 50)
+    return root
+
+
+def run(src: str | Path, store: Path, embedder: HashEmbedder | None = None, **opts: Any) -> Summary:
+    """One ingest with test settings (one worker, the test plugin loaded)."""
+    options = Options(
+        **{"settings": SETTINGS, "workers": 1, "timeout": 20, "plugins": (PLUGIN,), **opts}
+    )
+    return ingest(open_source(str(src)), store, embedder or HashEmbedder(), options)
+
+
+def snapshot(store: Path) -> dict[str, Any]:
+    """Everything a store holds: chunks (id → source, offsets, text) and manifest rows."""
+    chunks = {i: (m["source"], m["start"], m["end"], t) for i, t, m in ChromaStore(
+        store / "chroma").items()}  # fmt: skip
+    manifest = Manifest(store)
+    try:
+        documents = {s: (st, len(t)) for s, st, t in manifest.documents()}
+        listed = manifest.chunk_ids()
+        failures = sorted((f.source, f.stage, f.error_type) for f in manifest.failures())
+        pending = manifest.pending()
+    finally:
+        manifest.close()
+    return {"chunks": chunks, "documents": documents, "listed": listed,
+            "failures": failures, "pending": pending}  # fmt: skip
+
+
+def assert_same_store(got: dict[str, Any], want: dict[str, Any]) -> None:
+    assert got["pending"] == []
+    assert set(got["chunks"]) == set(want["chunks"]), "chunk ids differ"
+    assert got["chunks"] == want["chunks"]
+    assert got["listed"] == set(got["chunks"]), "manifest and store disagree"
+    assert got["documents"] == want["documents"]
+    assert got["failures"] == want["failures"]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "corpus")

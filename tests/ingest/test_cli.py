@@ -1,0 +1,63 @@
+"""The ingest, query, status and dlq commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fissure.cli import app
+from tests.ingest.conftest import run, write_corpus
+
+runner = CliRunner()
+
+
+def test_status_and_dlq_on_a_store(tmp_path: Path) -> None:
+    root = write_corpus(tmp_path / "corpus", n=2)
+    (root / "noise.txt").write_bytes(bytes(range(256)) * 4)
+    store = tmp_path / "store"
+    run(root, store)
+    out = runner.invoke(app, ["status", "--store", str(store)])
+    assert out.exit_code == 0, out.output
+    assert "4 documents" in out.output and "1 failed" in out.output
+    out = runner.invoke(app, ["dlq", "list", "--store", str(store)])
+    assert out.exit_code == 0 and "noise.txt\tparse\tInputError" in out.output
+    out = runner.invoke(app, ["dlq", "clear", "--store", str(store)])
+    assert out.exit_code == 0 and "cleared 1" in out.output
+    out = runner.invoke(app, ["dlq", "list", "--store", str(store)])
+    assert "noise.txt" not in out.output
+
+
+def test_errors_are_one_clean_line(tmp_path: Path) -> None:
+    for args in (["query", "x", "--store", str(tmp_path / "none")],
+                 ["status", "--store", str(tmp_path / "none")],
+                 ["ingest", str(tmp_path / "missing"), "--store", str(tmp_path / "s"),
+                  "--embedder", "nonsense"],
+                 ["ingest", "git:/nowhere@HEAD", "--store", str(tmp_path / "s")]):  # fmt: skip
+        out = runner.invoke(app, args)
+        assert out.exit_code == 2, out.output
+        assert "error:" in out.output and "Traceback" not in out.output
+
+
+@pytest.mark.slow
+def test_ingest_then_query_with_minilm(tmp_path: Path) -> None:
+    root = write_corpus(tmp_path / "corpus", n=2)
+    (root / "cooking.md").write_text("# Bread\n\nKnead the dough, let it rise, then bake it.\n")
+    store = tmp_path / "store"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    out = runner.invoke(app, ["ingest", str(root), "--store", str(store), "--workers", "1",
+                              "--export", str(tmp_path / "chunks.jsonl")])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "5 files listed" in out.output and "0 failed" in out.output
+    assert (tmp_path / "chunks.jsonl").read_text().count("\n") > 5
+    out = runner.invoke(app, ["query", "how to bake bread", "-k", "2", "--store", str(store)])
+    assert out.exit_code == 0, out.output
+    first = out.output.splitlines()[0]
+    assert "cooking.md:1-3" in first and "Bread" in first
+    out = runner.invoke(app, ["query", "bread", "--where", "source=" + str(root / "code.py"),
+                              "--store", str(store)])  # fmt: skip
+    assert out.exit_code == 0 and "code.py" in out.output and "cooking" not in out.output
+    again = runner.invoke(app, ["ingest", str(root), "--store", str(store)])
+    assert "0 chunked, 5 unchanged" in again.output and "0 chunks embedded" in again.output
