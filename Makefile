@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/fissure chunk samples --format table
+	$(BIN)/fissure ingest samples --store .fissure/demo
+	$(BIN)/fissure query "how do geologists measure a fault?" -k 3 --store .fissure/demo
 
 test: setup
 	# Headless Chromium for the visualiser's browser test; the test skips, saying why, without it.
