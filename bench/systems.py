@@ -107,6 +107,30 @@ def _fissure(strategy: str, group: Group, tokenizer: str) -> System:
     )
 
 
+def fissure_spans(strategy: str, max_tokens: int, tokenizer: str) -> Splitter:
+    """Only where to cut, as LangChain's ``split_text`` returns only texts: the chunk
+    texts with their exact offsets, without building Chunk objects."""
+    from fissure import Chunker
+
+    spans = Chunker(strategy=strategy, max_tokens=max_tokens, tokenizer=tokenizer).spans
+    return lambda text: [(text[s:e], s, e) for s, e in spans(text)]
+
+
+def _span_pieces(found: list[tuple[str, int, int]]) -> list[Piece]:
+    return [(t, s, e, None) for t, s, e in found]
+
+
+def _fissure_spans(strategy: str, group: Group, tokenizer: str) -> System:
+    return System(
+        name=f"fissure {strategy} (spans)",
+        group=group.key,
+        make=lambda: fissure_spans(strategy, group.budget, tokenizer),
+        pieces=_span_pieces,
+        note=f'Chunker(strategy="{strategy}", …).spans(text): the same cuts as .chunk, '
+        "as (text, start, end) without Chunk objects",
+    )
+
+
 def _fissure_parsed(label: str, parser: str, corpus: str, group: Group) -> System:
     return System(
         name=f"fissure structural+{label}",
@@ -174,6 +198,7 @@ def all_systems() -> list[System]:
             "RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=0)",
         ),
         _fissure("recursive", chars, "chars"),
+        _fissure_spans("recursive", chars, "chars"),
         System(
             "langchain token",
             "tokens",
@@ -182,6 +207,7 @@ def all_systems() -> list[System]:
             "TokenTextSplitter(cl100k_base, chunk_size=512, chunk_overlap=0)",
         ),
         _fissure("structural", tokens, ENCODING),
+        _fissure_spans("structural", tokens, ENCODING),
         _fissure_parsed("python", "fissure.parse.python:parse", "stdlib", tokens),
         _fissure_parsed("text", "fissure.parse.text:parse", "prose", tokens),
         _fissure("fixed", tokens, ENCODING),

@@ -10,7 +10,7 @@ from fissure import Chunker
 from fissure.store import ChromaStore, Entry, Failure, Manifest, Store
 from tests.ingest.helpers import HashEmbedder
 
-TEXT = "# Title\n\n## One\n\n" + "alpha " * 30 + "\n\n## Two\n\n" + "beta " * 30
+TEXT = "# Title of alpha\n\n## One alpha\n\n" + "alpha " * 30 + "\n\n## Two\n\n" + "beta " * 30
 
 
 def _chunks(source: str) -> list:
