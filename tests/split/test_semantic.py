@@ -99,3 +99,21 @@ def test_semantic_settings_are_validated():
         Chunker(strategy="semantic", embedder=EMBEDDER, breakpoint_amount=150)
     with pytest.raises(ConfigError, match="target_chunks"):
         Chunker(strategy="semantic", embedder=EMBEDDER, target_chunks=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["semantic", "hybrid"])
+def test_invariants_with_the_real_minilm(strategy):
+    """The same invariants with the real model: exact, within budget, covering, repeatable."""
+    from pathlib import Path
+
+    from fissure.parse import parse
+    from tests.chunk_checks import assert_chunk_invariants
+
+    chunker = Chunker(strategy=strategy, embedder="minilm", max_tokens=96)
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    for path in sorted(samples.iterdir()):
+        document = parse(path.read_bytes(), str(path))
+        chunks = chunker.chunk_document(document)
+        assert_chunk_invariants(document, chunker, chunks)
+        assert all(c.metadata.get("reason") for c in chunks[:-1])

@@ -155,6 +155,10 @@ class Packer:
         becomes a chunk of its own.
         """
         child = self.expand(run, k)
+        if child is not None and child.blocks and _peel_comment(self, child):
+            child = Run([child.bounds[0], child.bounds[1], child.bounds[-1]], child.lead,
+                        [child.lead, _cut_name(child.blocks[1]) if child.blocks[1] else "gap"],
+                        child.levels, child.depth, [child.blocks[0], None])
         if carry is not None:
             first_end = child.bounds[1] if child is not None else run.bounds[k]
             if child is not None and self.fits(run.bounds[carry], first_end):
@@ -260,6 +264,18 @@ def block_run(blocks: Sequence[Block], start: int, end: int, lead: str) -> Run:
         bounds.append(end)
     names = [lead] + [_cut_name(o) if o is not None else "gap" for o in owners[1:]]
     return Run(bounds, lead, names, None, 0, owners)
+
+
+def _peel_comment(packer: Packer, child: Run) -> bool:
+    """Whether a unit opens with its leading comment and the rest of it fits alone: then
+    the one cut goes between the comment and the definition, not inside the body."""
+    first = child.blocks[0] if child.blocks else None
+    return (
+        first is not None
+        and first.kind == "comment"
+        and len(child.bounds) > 3
+        and packer.fits(child.bounds[1], child.bounds[-1])
+    )
 
 
 def _atomic(block: Block | None) -> str | None:
