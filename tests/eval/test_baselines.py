@@ -94,12 +94,13 @@ def test_find_like_upstream_relocates_repeats_and_drops_a_final_period() -> None
 def test_parse_strategy() -> None:
     s = parse_strategy("tokentext:8:2")
     assert (s.name, s.size, s.overlap) == ("tokentext:8:2", 8, 2)
-    assert s.chunk(TEXT) == token_text_spans(TEXT, 8, 2)
+    assert s.chunk(TEXT, "t") == token_text_spans(TEXT, 8, 2)
     assert parse_strategy("recursive:30").overlap == 0
     # 8 tokens are "a. a. a. a."; the final period is dropped before the search.
     found, text = parse_strategy("tokentext:8+find"), "a. a. a. a. a. a. a. a. a."
-    assert found.chunk(text)[0] == (0, 11)
-    assert found.relocate is not None and found.relocate(text, found.chunk(text))[0] == (0, 10)
+    assert found.chunk(text, "t")[0] == (0, 11)
+    assert found.relocate is not None
+    assert found.relocate(text, found.chunk(text, "t"))[0] == (0, 10)
     for bad in ("nope:5", "tokentext", "tokentext:x", "tokentext:5:1+grep"):
         with pytest.raises(ConfigError):
             parse_strategy(bad)

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from fissure.embed import CachedEmbedder
 from fissure.errors import FissureError
 from fissure.eval import HashingEmbedder, Strategy, evaluate, load_dataset, run_eval
-from fissure.eval.embedders import EmbeddingCache, embed_cached
-from fissure.eval.runner import rank
+from fissure.eval.runner import embed_texts, rank
 
 
-def lines(text: str) -> list[tuple[int, int]]:
+def lines(text: str, source: str = "") -> list[tuple[int, int]]:
     """One chunk per line, without its newline."""
     out, start = [], 0
     for line in text.splitlines(keepends=True):
@@ -71,22 +71,22 @@ def test_line_chunks_retrieve_their_own_line(chroma_dir: Path) -> None:
 
 def test_embeddings_are_cached_on_disk(chroma_dir: Path, tmp_path: Path) -> None:
     data = load_dataset(chroma_dir)
-    cache = EmbeddingCache(tmp_path / "cache.sqlite")
     first = CountingEmbedder()
-    evaluate(data, [Strategy("lines", lines)], first, cache=cache)
+    evaluate(data, [Strategy("lines", lines)], CachedEmbedder(first, tmp_path / "cache"))
     assert first.calls == len(data.questions) + 7
     again = CountingEmbedder()
-    evaluate(data, [Strategy("lines", lines)], again, cache=cache)
+    cached = CachedEmbedder(again, tmp_path / "cache")
+    evaluate(data, [Strategy("lines", lines)], cached)
     assert again.calls == 0
-    vectors = embed_cached(again, ["x", "x", "y"], cache)
+    vectors = embed_texts(cached, ["x", "x", "y"])
     assert vectors.shape == (3, 128) and again.calls == 2
-    cache.close()
+    cached.close()
 
 
 def test_bad_spans_are_reported(chroma_dir: Path) -> None:
     data = load_dataset(chroma_dir)
     with pytest.raises(FissureError, match="outside corpus"):
-        evaluate(data, [Strategy("bad", lambda t: [(0, len(t) + 1)])], HashingEmbedder())
+        evaluate(data, [Strategy("bad", lambda t, _s: [(0, len(t) + 1)])], HashingEmbedder())
 
 
 def test_run_eval_writes_reports(chroma_dir: Path, tmp_path: Path) -> None:
@@ -118,3 +118,20 @@ def test_module_entry_point_exits_cleanly_on_errors(tmp_path: Path, capsys) -> N
 
     assert main([str(tmp_path), "-s", "tokentext:5", "--embedder", "hashing"]) == 2
     assert "not a dataset" in capsys.readouterr().err
+
+
+def test_missing_peer_is_skipped_with_a_note(chroma_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    from fissure.errors import MissingDependencyError
+    from fissure.eval import peers
+
+    def missing(spec, embedder):
+        raise MissingDependencyError("tree-sitter-language-pack", purpose="the code peer")
+
+    monkeypatch.setitem(peers.PEERS, "chonkie-code", missing)
+    console = Console(record=True, width=200)
+    summaries = run_eval(chroma_dir, ["tokentext:12", "chonkie-code:12"], embedder="hashing",
+                         out_dir=tmp_path / "out", cache_dir=None, console=console)  # fmt: skip
+    assert [s["strategy"] for s in summaries] == ["tokentext:12"]
+    assert "skipped chonkie-code:12" in console.export_text()
+    meta = json.loads((tmp_path / "out" / "eval.json").read_text())["meta"]
+    assert "pip install tree-sitter-language-pack" in meta["skipped"]["chonkie-code:12"]

@@ -8,6 +8,7 @@ import typer
 
 from fissure.cli import chunk as chunk_cmd
 from fissure.cli import dlq as dlq_cmd
+from fissure.cli import eval as eval_cmd
 from fissure.cli import ingest as ingest_cmd
 from fissure.cli import models as models_cmd
 from fissure.cli import query as query_cmd
@@ -26,6 +27,7 @@ app.command("ingest")(ingest_cmd.ingest)
 app.command("query")(query_cmd.query)
 app.command("status")(status_cmd.status)
 app.command("show")(show_cmd.show)
+app.command("eval")(eval_cmd.eval_)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
 

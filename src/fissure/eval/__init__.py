@@ -4,9 +4,8 @@ Start with :func:`run_eval` (what ``fissure eval`` calls), or compose the parts:
 :func:`load_dataset` → :class:`Strategy` list → :func:`evaluate` with an embedder.
 """
 
-from fissure.embed.hashing import HashingEmbedder
+from fissure.embed import HashingEmbedder, load_embedder
 from fissure.eval.dataset import Dataset, Question, load_dataset
-from fissure.eval.embedders import load_embedder
 from fissure.eval.run import run_eval
 from fissure.eval.runner import StrategyResult, evaluate
 from fissure.eval.strategies import Strategy, parse_strategy

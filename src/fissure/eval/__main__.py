@@ -14,8 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fissure.eval", description=__doc__)
     parser.add_argument("dataset", help="Chroma dataset folder or .jsonl question file")
     parser.add_argument("-s", "--strategy", action="append", required=True,
-                        help="NAME:SIZE[:OVERLAP][+find], repeatable")  # fmt: skip
-    parser.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
+                        help="NAME:SIZE[:OVERLAP][+OPTION...], repeatable")  # fmt: skip
+    parser.add_argument("--embedder", default="minilm",
+                        help="minilm (default), minilm:bf16, static, hashing")  # fmt: skip
     parser.add_argument("-k", type=int, default=5, help="headline cut-off (default 5)")
     parser.add_argument("--budget", type=int, default=None, help="reader budget in tokens")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="report folder")

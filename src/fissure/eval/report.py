@@ -73,8 +73,12 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 
 def _ranking_rows(summaries: Sequence[Summary]) -> tuple[list[str], list[list[str]]]:
     names = [n for n in summaries[0]["metrics"] if "/" not in n and n != "omega"]
-    rows = [[s["strategy"], *(_pm(s["metrics"].get(n)) for n in names)] for s in summaries]
-    return ["Strategy", *names], rows
+    rows = [
+        [s["strategy"], *(_pm(s["metrics"].get(n)) for n in names),
+         f"{s.get('damage', 0.0):.1f}", str(s.get("unlocated", 0))]
+        for s in summaries
+    ]  # fmt: skip
+    return ["Strategy", *names, "damage %", "unlocated"], rows
 
 
 def _corpus_rows(summaries: Sequence[Summary], metric: str) -> tuple[list[str], list[list[str]]]:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import datetime as dt
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from fissure.embed import CachedEmbedder, load_embedder
+from fissure.embed.protocol import Embedder
+from fissure.errors import ConfigError, MissingDependencyError
 from fissure.eval.dataset import load_dataset
-from fissure.eval.embedders import EmbeddingCache, load_embedder
 from fissure.eval.report import print_table, write_reports
 from fissure.eval.runner import evaluate
-from fissure.eval.strategies import parse_strategy
+from fissure.eval.strategies import Strategy, parse_strategy
 
 DEFAULT_OUT = Path(".fissure/eval")
 DEFAULT_CACHE = Path(".fissure/cache")
@@ -37,11 +39,13 @@ def run_eval(
         dataset_path: A Chroma folder (``questions_df.csv`` + ``corpora/``) or a ``.jsonl``.
         strategies: Specs such as ``tokentext:200:0`` or ``fissure-structural:200``
             (see :mod:`fissure.eval.strategies`).
-        embedder: ``minilm`` or ``hashing``.
+        embedder: An embedder spec for :func:`fissure.embed.load_embedder` (``minilm``,
+            ``minilm:bf16``, ``static``, ``hashing`` …); semantic strategies cut with it too.
         k: The headline cut-off; ``k=5``, ``k=10`` and "Min" are always scored too.
         budget_tokens: Also score a reader budget of this many cl100k tokens.
         out_dir: Where the reports go.
-        cache_dir: Where embeddings persist (``None``: no cache).
+        cache_dir: Where embeddings persist (``None``: no cache); the SQLite cache of
+            :class:`fissure.embed.CachedEmbedder`, keyed by model id and text hash.
         console: Rich console for the table and progress (default: stdout).
 
     Returns:
@@ -52,20 +56,21 @@ def run_eval(
     """
     console = console or Console()
     dataset = load_dataset(dataset_path)
-    parsed = [parse_strategy(s) for s in strategies]
-    model = load_embedder(embedder)
+    inner = load_embedder(embedder)
+    # CachedEmbedder exposes the protocol's attributes as read-only properties.
+    model = cast(Embedder, CachedEmbedder(inner, cache_dir)) if cache_dir else inner
+    parsed, skipped = _parse_all(strategies, model, console)
     ks = sorted({5, 10, k})
-    cache = EmbeddingCache(Path(cache_dir) / "embeddings.sqlite") if cache_dir else None
     started = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())  # fmt: skip
     try:
         with Progress(*columns, console=console, transient=True) as progress:
             results = evaluate(dataset, parsed, model, ks=ks, budget_tokens=budget_tokens,
-                               cache=cache, progress=progress)  # fmt: skip
+                               progress=progress)  # fmt: skip
     finally:
-        if cache:
-            cache.close()
+        if isinstance(model, CachedEmbedder):
+            model.close()
     summaries = [r.summary() for r in results]
     meta = {
         "dataset": str(dataset_path),
@@ -76,9 +81,27 @@ def run_eval(
         "sizes": "cl100k_base tokens",
         "date": dt.date.today().isoformat(),
         "seconds": round(time.perf_counter() - started, 1),
+        "skipped": skipped,
     }
     setting = f"k={k}"
     print_table(summaries, setting, console)
     for path in write_reports(summaries, meta, Path(out_dir), setting):
         console.print(f"wrote {path}")
     return summaries
+
+
+def _parse_all(
+    specs: list[str], embedder: Embedder, console: Console
+) -> tuple[list[Strategy], dict[str, str]]:
+    """Build every strategy; a peer whose package is missing is skipped with a note."""
+    parsed: list[Strategy] = []
+    skipped: dict[str, str] = {}
+    for spec in specs:
+        try:
+            parsed.append(parse_strategy(spec, embedder))
+        except MissingDependencyError as exc:
+            skipped[spec] = str(exc)
+            console.print(f"skipped {spec}: {exc}")
+    if not parsed:
+        raise ConfigError(f"no strategy can run: {'; '.join(skipped.values())}")
+    return parsed, skipped

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fissure.embed.protocol import Embedder
 from fissure.errors import FissureError
-from fissure.eval import ranking
+from fissure.eval import damage, ranking
 from fissure.eval.dataset import Dataset, Question
-from fissure.eval.embedders import Embedder, EmbeddingCache, embed_cached
 from fissure.eval.metrics import MIN_K_CAP, Located, mean_std, min_k, precision_omega, token_scores
 from fissure.eval.spans import Span
 from fissure.eval.strategies import Strategy
@@ -36,6 +36,7 @@ class Pool:
     located: list[Located]
     sizes: list[int]
     by_corpus: dict[str, list[Span]]
+    damaged: int = 0
 
 
 @dataclass(slots=True)
@@ -53,6 +54,9 @@ class StrategyResult:
             ``SETTING/METRIC`` (``k=5/recall``, ``min/iou``, ``budget=400/precision``),
             ranking metrics ``recall@5``, ``ndcg@10``, ``mrr@10``, ``hit@5``,
             ``line_recall@5``, ``tokens@5``; ``omega`` is Precision Ω.
+        unlocated: Chunks a peer returned that could not be placed in the corpus (dropped).
+        damaged: Chunks that cut through a unit they could have held (see
+            :mod:`fissure.eval.damage`).
     """
 
     strategy: str
@@ -62,6 +66,8 @@ class StrategyResult:
     mean_tokens: float
     corpus_ids: tuple[str, ...]
     scores: dict[str, list[float]] = field(default_factory=dict)
+    unlocated: int = 0
+    damaged: int = 0
 
     def add(self, name: str, value: float) -> None:
         """Append one question's value of metric ``name``."""
@@ -85,6 +91,8 @@ class StrategyResult:
             "size": self.size,
             "overlap": self.overlap,
             "chunks": self.n_chunks,
+            "unlocated": self.unlocated,
+            "damage": round(100 * self.damaged / self.n_chunks, 1) if self.n_chunks else 0.0,
             "mean_tokens": round(self.mean_tokens, 1),
             "questions": len(self.corpus_ids),
             "metrics": stats,
@@ -99,20 +107,51 @@ def _stat(name: str, values: list[float]) -> tuple[float, float]:
     return mean_std(values)
 
 
+def embed_texts(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    batch: int = 64,
+    progress: Progress | None = None,
+    label: str = "embedding",
+) -> np.ndarray:
+    """Embed ``texts`` in batches (each distinct text once), advancing a progress bar.
+
+    Returns:
+        A ``(len(texts), dim)`` float32 array, rows in the order of ``texts``.
+    """
+    distinct = list(dict.fromkeys(texts))
+    if not distinct:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    task = progress.add_task(label, total=len(distinct)) if progress else None
+    parts = []
+    for at in range(0, len(distinct), batch):
+        parts.append(embedder.embed(distinct[at : at + batch]))
+        if progress and task is not None:
+            progress.advance(task, len(distinct[at : at + batch]))
+    if progress and task is not None:
+        progress.remove_task(task)
+    row = {text: i for i, text in enumerate(distinct)}
+    return np.concatenate(parts)[[row[t] for t in texts]].astype(np.float32, copy=False)
+
+
 def build_pool(dataset: Dataset, strategy: Strategy, sizer: Sizer) -> tuple[Pool, list[str]]:
     """Chunk every corpus and check the spans.
 
     Returns:
-        The pool (where chunks are scored) and the text of every chunk (what is embedded).
+        The pool (where chunks are scored; sizes are of the chunk text the reader gets) and
+        what is embedded for every chunk (its text, or ``strategy.view`` of it).
 
     Raises:
         FissureError: The strategy returned a span outside its text.
     """
     located: list[Located] = []
     texts: list[str] = []
+    views: list[str] = []
     by_corpus: dict[str, list[Span]] = {}
+    n_damaged = 0
     for cid, text in dataset.corpora.items():
-        spans = [(int(s), int(e)) for s, e in strategy.chunk(text)]
+        spans = [(int(s), int(e)) for s, e in strategy.chunk(text, cid)]
         scored = strategy.relocate(text, spans) if strategy.relocate else spans
         for s, e in [*spans, *scored]:
             if not 0 <= s < e <= len(text):
@@ -122,8 +161,21 @@ def build_pool(dataset: Dataset, strategy: Strategy, sizer: Sizer) -> tuple[Pool
                 )
         by_corpus[cid] = scored
         located.extend((cid, s, e) for s, e in scored)
-        texts.extend(text[s:e] for s, e in spans)
-    return Pool(located, sizer.count_many(texts), by_corpus), texts
+        n_damaged += count_damaged(text, cid, spans, strategy.size, sizer)
+        own = [text[s:e] for s, e in spans]
+        texts.extend(own)
+        views.extend(strategy.view(text, spans) if strategy.view else own)
+    return Pool(located, sizer.count_many(texts), by_corpus, n_damaged), views
+
+
+def count_damaged(text: str, cid: str, spans: list[Span], size: int | None, sizer: Sizer) -> int:
+    """Chunks that cut through a fence, table or function they could have kept whole."""
+    found = damage.units(text, cid)
+    if not found:
+        return 0
+    return damage.damaged(
+        spans, found, lambda u: size is None or sizer.count(text[u[0] : u[1]]) <= size
+    )
 
 
 def rank(queries: np.ndarray, chunks: np.ndarray, depth: int) -> np.ndarray:
@@ -158,11 +210,12 @@ def score_question(
     cuts["min"] = min_k(gold, corpus_chunks)
     if budget is not None:
         cuts[f"budget={budget}"] = ranking.budget_take(sizes, budget)
-        result.add(f"budget={budget}/tokens", sum(sizes[: cuts[f"budget={budget}"]]))
     for setting, n in cuts.items():
         scores = token_scores(gold, cid, ranked[:n])
         for metric in TOKEN_METRICS:
             result.add(f"{setting}/{metric}", getattr(scores, metric))
+    if budget is not None:
+        result.add(f"budget={budget}/tokens", sum(sizes[: cuts[f"budget={budget}"]]))
     result.add("omega", precision_omega(gold, corpus_chunks))
     rel = ranking.relevance(ranked, cid, gold)
     n_rel = ranking.count_relevant(corpus_chunks, gold)
@@ -188,20 +241,19 @@ def evaluate_strategy(
     ks: Sequence[int] = (5, 10),
     budget_tokens: int | None = None,
     sizer: Sizer,
-    cache: EmbeddingCache | None = None,
     progress: Progress | None = None,
 ) -> StrategyResult:
-    """Chunk, embed (through ``cache``), retrieve and score one strategy.
+    """Chunk, embed, retrieve and score one strategy.
 
     Args:
         dataset: Corpora and questions.
         strategy: The strategy to run.
-        embedder: Embeds chunk texts (the same model that embedded ``queries``).
+        embedder: Embeds chunk texts (the same model that embedded ``queries``); wrap it in
+            :class:`~fissure.embed.CachedEmbedder` to keep vectors between runs.
         queries: Query vectors, one row per question.
         ks: Cut-offs to score.
         budget_tokens: Also score a reader budget of this many tokens.
         sizer: Measures chunk sizes (budget and reports).
-        cache: Embedding cache.
         progress: Rich progress display for the embedding bar.
     """
     pool, texts = build_pool(dataset, strategy, sizer)
@@ -213,10 +265,12 @@ def evaluate_strategy(
         len(pool.located),
         float(np.mean(sizes)) if sizes else 0.0,
         tuple(q.corpus_id for q in dataset.questions),
+        unlocated=strategy.unlocated[0],
+        damaged=pool.damaged,
     )
     if not pool.located:
         raise FissureError(f"strategy {strategy.name} produced no chunks for any corpus")
-    vectors = embed_cached(embedder, texts, cache, progress=progress, label=strategy.name)
+    vectors = embed_texts(embedder, texts, progress=progress, label=strategy.name)
     top = rank(queries, vectors, _depth(pool, ks, budget_tokens))
     lines = {cid: ranking.LineIndex(text) for cid, text in dataset.corpora.items()}
     for question, row in zip(dataset.questions, top, strict=True):
@@ -232,7 +286,6 @@ def evaluate(
     ks: Sequence[int] = (5, 10),
     budget_tokens: int | None = None,
     sizer: Sizer | None = None,
-    cache: EmbeddingCache | None = None,
     progress: Progress | None = None,
 ) -> list[StrategyResult]:
     """Evaluate every strategy on ``dataset`` with one embedder (see :func:`evaluate_strategy`).
@@ -240,8 +293,8 @@ def evaluate(
     ``sizer`` defaults to cl100k_base tokens, the unit of Chroma's report.
     """
     sizer = sizer or Sizer.tiktoken("cl100k_base")
-    queries = embed_cached(
-        embedder, [q.query for q in dataset.questions], cache, progress=progress, label="queries"
+    queries = embed_texts(
+        embedder, [q.query for q in dataset.questions], progress=progress, label="queries"
     )
     return [
         evaluate_strategy(
@@ -252,7 +305,6 @@ def evaluate(
             ks=ks,
             budget_tokens=budget_tokens,
             sizer=sizer,
-            cache=cache,
             progress=progress,
         )
         for strategy in strategies

@@ -1,33 +1,50 @@
-"""Chunking strategies under evaluation: a name and ``chunk(text) -> [(start, end)]``.
+"""Chunking strategies under evaluation: a name and ``chunk(text, source) -> [(start, end)]``.
 
-Any callable can be wrapped in :class:`Strategy`. :func:`parse_strategy` builds the named ones
-from a spec ``NAME:SIZE[:OVERLAP][+find]`` (sizes in cl100k tokens, as in Chroma's report):
+Any such callable can be wrapped in :class:`Strategy`. :func:`parse_strategy` builds the named
+ones from a spec ``NAME:SIZE[:OVERLAP][+OPTION...]`` (sizes in cl100k tokens, as in Chroma's
+report):
 
-=======================  ==========================================================
-``tokentext``            fixed token windows (:func:`~fissure.eval.baselines.token_text_spans`)
-``recursive``            LangChain-style recursive splitting (report separators)
-``fissure-structural``   ``fissure.Chunker(strategy="structural")``, corpora parsed as Markdown
-``fissure-recursive``    ``fissure.Chunker(strategy="recursive")``
-``fissure-sentence``     ``fissure.Chunker(strategy="sentence")``
-``fissure-fixed``        ``fissure.Chunker(strategy="fixed")``
-=======================  ==========================================================
+=========================  ==========================================================
+``tokentext``              fixed token windows (:func:`~fissure.eval.baselines.token_text_spans`)
+``recursive``              LangChain-style recursive splitting (the report's separators)
+``fissure-structural``     ``fissure.Chunker(strategy="structural")`` over the parsed corpus
+``fissure-recursive``      ``fissure.Chunker(strategy="recursive")``
+``fissure-sentence``       ``fissure.Chunker(strategy="sentence")``
+``fissure-fixed``          ``fissure.Chunker(strategy="fixed")``
+``fissure-semantic``       ``fissure.Chunker(strategy="semantic")``, with the run's embedder
+``fissure-hybrid``         ``fissure.Chunker(strategy="hybrid")``, with the run's embedder
+``structural`` …           the fissure strategies without the prefix (not ``recursive``,
+                           which stays the report's baseline)
+``langchain-*`` …          peers, see :mod:`fissure.eval.peers` (optional extras)
+=========================  ==========================================================
 
-The ``+find`` suffix scores each chunk where the upstream evaluator would place it (its text,
-less one trailing ``.``, at its first occurrence in the corpus) instead of at its true offsets;
-the chunk's own text is still what gets embedded, as upstream. It exists only to reproduce
-the published numbers and to measure what that text search changes.
+Options (``+`` separated, any order):
+
+* ``find``: score each chunk where the upstream evaluator would place it (its text, less one
+  trailing ``.``, at its first occurrence in the corpus) instead of at its true offsets; the
+  chunk's own text is still what gets embedded. Only to reproduce the published numbers.
+* ``ctx``: embed ``chunk.context`` (fissure's breadcrumb: file name, headings, entity) and a
+  newline in front of the chunk text; the scored span is the chunk's own.
+* ``min=N`` (fissure ``min_tokens``), ``bp=X`` (``breakpoint_amount``), ``breakpoint=NAME``,
+  ``buffer=N`` (``buffer_size``), ``atom=N`` (``atom_tokens``).
+
+fissure strategies parse each corpus by the suffix of its id (``.py``: Python; anything else,
+e.g. Chroma's ``.md`` corpora: Markdown).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
 from fissure.eval.baselines import recursive_spans, token_text_spans
 from fissure.eval.spans import Span
 
-ChunkFn = Callable[[str], list[Span]]
+ChunkFn = Callable[[str, str], list[Span]]
+ViewFn = Callable[[str, list[Span]], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +53,16 @@ class Strategy:
 
     Attributes:
         name: Label in reports.
-        chunk: ``chunk(text) -> [(start, end), ...]``, exact character offsets.
+        chunk: ``chunk(text, source) -> [(start, end), ...]``, exact character offsets;
+            ``source`` is the corpus id (a file name for JSONL datasets).
         size: Nominal chunk size in tokens, when there is one (reports only).
         overlap: Nominal overlap in tokens (reports only).
         relocate: Optional ``relocate(text, spans) -> spans``, one for one: where each chunk
             is scored, when that differs from where it is (see ``+find``).
+        view: Optional ``view(text, spans) -> texts``, one for one: what is embedded for each
+            chunk, when that differs from ``text[start:end]`` (see ``+ctx``).
+        unlocated: Chunks the strategy returned that could not be placed in their corpus,
+            counted while chunking (peers that return bare strings); they are left out.
     """
 
     name: str
@@ -48,6 +70,31 @@ class Strategy:
     size: int | None = None
     overlap: int | None = None
     relocate: Callable[[str, list[Span]], list[Span]] | None = None
+    view: ViewFn | None = None
+    unlocated: list[int] = field(default_factory=lambda: [0], compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A parsed strategy spec: name, sizes and ``+`` options."""
+
+    text: str
+    name: str
+    size: int
+    overlap: int
+    options: dict[str, str]
+
+    def number(self, key: str, kind: Callable[[str], Any] = int) -> Any:
+        """Option ``key`` converted by ``kind``, or ``None`` when absent."""
+        if key not in self.options:
+            return None
+        try:
+            return kind(self.options[key])
+        except ValueError as exc:
+            raise ConfigError(f"strategy {self.text!r}: {key}= needs a number") from exc
+
+
+Builder = Callable[[Spec, Embedder | None], ChunkFn]
 
 
 def _cl100k_count() -> Callable[[str], int]:
@@ -56,41 +103,78 @@ def _cl100k_count() -> Callable[[str], int]:
     return Sizer.tiktoken("cl100k_base").count
 
 
-def _tokentext(size: int, overlap: int) -> ChunkFn:
-    return lambda text: token_text_spans(text, size, overlap)
+def _tokentext(spec: Spec, _: Embedder | None) -> ChunkFn:
+    return lambda text, _source: token_text_spans(text, spec.size, spec.overlap)
 
 
-def _recursive(size: int, overlap: int) -> ChunkFn:
+def _recursive(spec: Spec, _: Embedder | None) -> ChunkFn:
     count = _cl100k_count()
-    return lambda text: recursive_spans(text, size, overlap, count=count)
+    return lambda text, _source: recursive_spans(text, spec.size, spec.overlap, count=count)
 
 
-def _fissure(strategy: str) -> Callable[[int, int], ChunkFn]:
-    def build(size: int, overlap: int) -> ChunkFn:
+class FissureRun:
+    """``fissure.Chunker`` as a chunk function; remembers the last corpus's chunks so that
+    ``view`` (``+ctx``) reads their breadcrumbs without chunking twice."""
+
+    def __init__(self, strategy: str, spec: Spec, embedder: Embedder | None) -> None:
         from fissure import Chunker
-        from fissure.parse.markdown import parse
 
-        chunker = Chunker(
-            strategy=strategy, max_tokens=size, overlap_tokens=overlap, tokenizer="cl100k_base"
-        )
+        settings: dict[str, Any] = {
+            "strategy": strategy,
+            "max_tokens": spec.size,
+            "overlap_tokens": spec.overlap,
+            "tokenizer": "cl100k_base",
+            "min_tokens": spec.number("min") or 0,
+        }
+        for key, field_name, kind in (("bp", "breakpoint_amount", float),
+                                      ("buffer", "buffer_size", int),
+                                      ("atom", "atom_tokens", int)):  # fmt: skip
+            if (value := spec.number(key, kind)) is not None:
+                settings[field_name] = value
+        if "breakpoint" in spec.options:
+            settings["breakpoint"] = spec.options["breakpoint"]
+        if strategy in ("semantic", "hybrid") and embedder is None:
+            raise ConfigError(f"strategy {spec.text!r} needs the run's embedder")
+        self.chunker = Chunker(embedder=embedder, **settings)
+        self._last: tuple[str, list[Any]] | None = None
 
-        def chunk(text: str) -> list[Span]:
-            document = parse(text, source="corpus.md")
-            return [(c.start, c.end) for c in chunker.chunk_document(document)]
+    def chunks(self, text: str, source: str) -> list[Any]:
+        """fissure's chunks of ``text``, parsed by the suffix of ``source``."""
+        if self._last is not None and self._last[0] is text:
+            return self._last[1]
+        if source.endswith(".py"):
+            from fissure.parse.python import parse
+        else:
+            from fissure.parse.markdown import parse
+        chunks = self.chunker.chunk_document(parse(text, source=source))
+        self._last = (text, chunks)
+        return chunks
 
-        return chunk
+    def __call__(self, text: str, source: str) -> list[Span]:
+        return [(c.start, c.end) for c in self.chunks(text, source)]
+
+    def with_context(self, text: str, spans: list[Span]) -> list[str]:
+        """Each chunk's text with its breadcrumb line in front (``+ctx``)."""
+        assert self._last is not None and self._last[0] is text, "chunk the text first"
+        chunks = self._last[1]
+        return [f"{c.context}\n{c.text}" if c.context else c.text for c in chunks]
+
+
+def _fissure(strategy: str) -> Builder:
+    def build(spec: Spec, embedder: Embedder | None) -> ChunkFn:
+        return FissureRun(strategy, spec, embedder)
 
     return build
 
 
-BUILDERS: dict[str, Callable[[int, int], ChunkFn]] = {
+FISSURE = ("structural", "recursive", "sentence", "fixed", "semantic", "hybrid")
+BUILDERS: dict[str, Builder] = {
     "tokentext": _tokentext,
     "recursive": _recursive,
-    "fissure-structural": _fissure("structural"),
-    "fissure-recursive": _fissure("recursive"),
-    "fissure-sentence": _fissure("sentence"),
-    "fissure-fixed": _fissure("fixed"),
+    **{f"fissure-{name}": _fissure(name) for name in FISSURE},
+    **{name: _fissure(name) for name in FISSURE if name != "recursive"},
 }
+OPTIONS = ("find", "ctx", "min", "bp", "breakpoint", "buffer", "atom")
 
 
 def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
@@ -110,24 +194,54 @@ def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
     return out
 
 
-def parse_strategy(spec: str) -> Strategy:
-    """A named strategy from ``NAME:SIZE[:OVERLAP][+find]``, e.g. ``recursive:250:125``.
+def parse_spec(text: str) -> Spec:
+    """Split ``NAME:SIZE[:OVERLAP][+OPTION...]`` into its parts.
 
     Raises:
-        ConfigError: Unknown name or malformed sizes (the message lists the names).
+        ConfigError: Malformed sizes or an unknown option.
     """
-    body, plus, flag = spec.partition("+")
-    if plus and flag != "find":
-        raise ConfigError(f"strategy {spec!r}: the only suffix is '+find'")
+    body, *flags = text.split("+")
     name, *numbers = body.split(":")
-    if name not in BUILDERS:
-        raise ConfigError(f"unknown strategy {name!r}: use one of {', '.join(BUILDERS)}")
     try:
         sizes = [int(n) for n in numbers]
     except ValueError as exc:
-        raise ConfigError(f"strategy {spec!r}: sizes must be integers, as in NAME:250:125") from exc
+        raise ConfigError(f"strategy {text!r}: sizes must be integers, as in NAME:250:125") from exc
     if len(sizes) not in (1, 2):
-        raise ConfigError(f"strategy {spec!r}: give NAME:SIZE or NAME:SIZE:OVERLAP")
-    size, overlap = sizes[0], (sizes[1] if len(sizes) == 2 else 0)
-    relocate = find_like_upstream if plus else None
-    return Strategy(spec, BUILDERS[name](size, overlap), size, overlap, relocate)
+        raise ConfigError(f"strategy {text!r}: give NAME:SIZE or NAME:SIZE:OVERLAP")
+    options = {}
+    for flag in flags:
+        key, _, value = flag.partition("=")
+        if key not in OPTIONS:
+            raise ConfigError(f"strategy {text!r}: unknown option {key!r}; use {OPTIONS}")
+        options[key] = value
+    return Spec(text, name, sizes[0], sizes[1] if len(sizes) == 2 else 0, options)
+
+
+def parse_strategy(text: str, embedder: Embedder | None = None) -> Strategy:
+    """A named strategy from a spec, e.g. ``recursive:250:125`` or ``structural:120+min=40``.
+
+    Args:
+        text: The spec (see the module docstring).
+        embedder: The run's embedder, which ``semantic``/``hybrid`` (and semantic peers) use
+            to find their cuts.
+
+    Raises:
+        ConfigError: Unknown name or option, or malformed sizes (the message says which).
+    """
+    from fissure.eval.peers import PEERS
+
+    spec = parse_spec(text)
+    builders = {**BUILDERS, **PEERS}
+    if spec.name not in builders:
+        raise ConfigError(f"unknown strategy {spec.name!r}: use one of {', '.join(builders)}")
+    if spec.size <= 0 or not 0 <= spec.overlap < spec.size:
+        raise ConfigError(f"strategy {text!r}: need SIZE > OVERLAP >= 0")
+    chunk = builders[spec.name](spec, embedder)
+    view = None
+    if "ctx" in spec.options:
+        if not isinstance(chunk, FissureRun):
+            raise ConfigError(f"strategy {text!r}: +ctx applies to fissure strategies only")
+        view = chunk.with_context
+    relocate = find_like_upstream if "find" in spec.options else None
+    unlocated = getattr(chunk, "unlocated", [0])
+    return Strategy(text, chunk, spec.size, spec.overlap, relocate, view, unlocated)

@@ -1,0 +1,62 @@
+"""``fissure eval``: retrieval evaluation of chunking strategies on a dataset with answer spans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fissure.cli.output import fail
+from fissure.errors import FissureError
+
+
+def eval_(
+    dataset: Annotated[
+        Path,
+        typer.Argument(help="A Chroma folder (questions_df.csv, corpora/) or a .jsonl file."),
+    ],
+    strategies: Annotated[
+        str,
+        typer.Option(
+            "--strategies",
+            "-s",
+            help="Comma-separated specs NAME:SIZE[:OVERLAP][+OPTION...], e.g. "
+            "'structural:200,recursive:200:0,hybrid:200+bp=90'. Names: tokentext, recursive "
+            "(Chroma's baselines), structural, sentence, fixed, semantic, hybrid, "
+            "fissure-recursive, and peers (langchain-*, chonkie-*, llamaindex-*, semchunk). "
+            "Options: find, ctx, min=N, bp=X, breakpoint=NAME, buffer=N, atom=N.",
+        ),
+    ],
+    embedder: Annotated[
+        str, typer.Option(help="minilm | minilm:bf16 | static | static:PATH | hashing")
+    ] = "minilm",
+    k: Annotated[int, typer.Option("--k", "-k", help="Headline cut-off (5 and 10 always).")] = 5,
+    budget_tokens: Annotated[
+        int | None, typer.Option(help="Also score a reader budget of this many cl100k tokens.")
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Folder for eval.json, eval.md, eval.png.")
+    ] = Path(".fissure/eval"),
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="Embedding cache folder (SQLite).", show_default=True),
+    ] = Path(".fissure/cache"),
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Embed everything anew.")] = False,
+) -> None:
+    """Chunk, embed, retrieve and score: recall, precision, IoU (Chroma's metrics), ranking
+    metrics and code-lookup scores; prints a table and writes JSON, Markdown and a PNG."""
+    from fissure.eval.run import run_eval
+
+    specs = [s.strip() for s in strategies.split(",") if s.strip()]
+    if not specs:
+        fail("no strategy given: pass --strategies, e.g. -s structural:200,recursive:200:0")
+    if k < 1:
+        fail(f"--k must be at least 1, got {k}")
+    if budget_tokens is not None and budget_tokens < 1:
+        fail(f"--budget-tokens must be at least 1, got {budget_tokens}")
+    try:
+        run_eval(dataset, specs, embedder, k, budget_tokens, output,
+                 cache_dir=None if no_cache else cache_dir)  # fmt: skip
+    except FissureError as exc:
+        fail(str(exc))
