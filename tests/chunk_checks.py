@@ -1,4 +1,4 @@
-"""Chunk invariants shared by the corpus, structure and hostile-input tests.
+"""Checks shared by the corpus, structure, parser and hostile-input tests.
 
 ``assert_chunk_invariants`` is STYLE habit 11 for one parsed document: exact slicing, an
 exact size within the budget (measured by the raw tokenizer, bypassing every cache),
@@ -7,6 +7,10 @@ identical output on a second run.
 """
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 from fissure import Chunk, Chunker, Document
 
@@ -38,3 +42,13 @@ def assert_chunk_invariants(document: Document, chunker: Chunker, chunks: list[C
 
 def _full(c: Chunk) -> tuple[Chunk, str]:
     return c, repr(c.metadata)  # Chunk equality leaves metadata out
+
+
+def corpus_maker() -> ModuleType:
+    """``tests/corpus/make_binary.py`` (which writes the corpus PDF and DOCX) as a module."""
+    path = Path(__file__).resolve().parent / "corpus" / "make_binary.py"
+    spec = importlib.util.spec_from_file_location("make_binary", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -10,34 +10,26 @@ invariants); the MiniLM sizer handles one 1 MB line here, and the parsers' own t
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from fissure import Chunker, InputError
 from fissure.chunker import load_document
-from tests.chunk_checks import assert_chunk_invariants
+from tests.chunk_checks import assert_chunk_invariants, corpus_maker
 from tests.conftest import get_sizer
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 BOUND_S = 60.0
 
 
-def _load_maker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_binary", CORPUS / "make_binary.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _pdf() -> bytes:
     """A valid 12-page PDF (bigger than the corpus one, so cuts land inside pages)."""
-    maker = _load_maker()
+    maker = corpus_maker()
     pages = [
         [["Section heading"], [f"Body text about quarter {i}."], *maker.REPORT_PAGES[i % 2]]
         for i in range(12)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from tests.chunk_checks import corpus_maker
 
 from fissure.errors import InputError
 from fissure.parse import pdf
@@ -18,15 +17,9 @@ from fissure.types import Document
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
 
-def _load_maker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_binary", CORPUS / "make_binary.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
-maker = _load_maker()
+maker = corpus_maker()
 GOOD = maker.make_pdf(maker.REPORT_PAGES)
 
 

@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 
 from fissure.chunker import Chunker, load_document
-from fissure.cli.output import err, fail, print_table, write_jsonl
+from fissure.cli.output import (
+    Embedder,
+    MaxTokens,
+    Tokenizer,
+    err,
+    fail,
+    print_table,
+    write_jsonl,
+)
 from fissure.config import STRATEGIES
 from fissure.errors import FissureError
 from fissure.source import iter_files
@@ -23,20 +31,10 @@ def chunk(
     strategy: Annotated[
         str, typer.Option("--strategy", "-s", help=f"One of: {', '.join(STRATEGIES)}.")
     ] = "structural",
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(help="Hard budget per chunk (default: the tokenizer's; 254 for minilm)."),
-    ] = None,
+    max_tokens: MaxTokens = None,
     min_tokens: Annotated[int, typer.Option(help="Merge smaller chunks into a neighbour.")] = 0,
     overlap_tokens: Annotated[int, typer.Option(help="Extend chunks backwards by this much.")] = 0,
-    tokenizer: Annotated[
-        str,
-        typer.Option(
-            "--tokenizer",
-            "-t",
-            help="minilm | cl100k_base | o200k_base | chars | words | PATH/tokenizer.json",
-        ),
-    ] = "minilm",
+    tokenizer: Tokenizer = "minilm",
     language: Annotated[
         str | None, typer.Option(help="Separator preset for --strategy recursive.")
     ] = None,
@@ -53,10 +51,7 @@ def chunk(
     prepend_context: Annotated[
         bool, typer.Option(help="Count each chunk's context line inside its budget.")
     ] = False,
-    embedder: Annotated[
-        str,
-        typer.Option(help="For semantic/hybrid: minilm:auto | minilm | minilm:bf16 | static"),
-    ] = "minilm:auto",
+    embedder: Embedder = "minilm:auto",
     breakpoint: Annotated[
         str,
         typer.Option(help="percentile | standard_deviation | interquartile | gradient"),

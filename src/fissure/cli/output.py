@@ -6,7 +6,7 @@ import json
 import statistics
 import sys
 from collections.abc import Iterable
-from typing import IO, NoReturn
+from typing import IO, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -15,6 +15,28 @@ from rich.table import Table
 from fissure.types import Chunk
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+# Options that several commands share, defined once so their names and help agree.
+MaxTokens = Annotated[
+    int | None,
+    typer.Option(help="Hard budget per chunk (default: the tokenizer's; 254 for minilm)."),
+]
+Tokenizer = Annotated[
+    str,
+    typer.Option(
+        "--tokenizer",
+        "-t",
+        help="minilm | cl100k_base | o200k_base | chars | words | PATH/tokenizer.json",
+    ),
+]
+Embedder = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        "-e",
+        help="For semantic/hybrid: minilm:auto | minilm | minilm:bf16 | static | hashing",
+    ),
+]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from fissure.chunker import Chunker, load_document
-from fissure.cli.output import err, fail
+from fissure.cli.output import Embedder, MaxTokens, Tokenizer, err, fail
 from fissure.config import STRATEGIES
 from fissure.errors import FissureError
 from fissure.viz import render_html
@@ -24,26 +24,9 @@ def show(
             help=f"One of: {', '.join(STRATEGIES)}. semantic and hybrid add the distance curve.",
         ),
     ] = "structural",
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(help="Hard budget per chunk (default: the tokenizer's; 254 for minilm)."),
-    ] = None,
-    tokenizer: Annotated[
-        str,
-        typer.Option(
-            "--tokenizer",
-            "-t",
-            help="minilm | cl100k_base | o200k_base | chars | words | PATH/tokenizer.json",
-        ),
-    ] = "minilm",
-    embedder: Annotated[
-        str,
-        typer.Option(
-            "--embedder",
-            "-e",
-            help="For semantic/hybrid: minilm:auto | minilm | minilm:bf16 | static | hashing",
-        ),
-    ] = "minilm:auto",
+    max_tokens: MaxTokens = None,
+    tokenizer: Tokenizer = "minilm",
+    embedder: Embedder = "minilm:auto",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="The page to write (default: ./NAME.html)."),
