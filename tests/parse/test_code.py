@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tree_checks import assert_valid_tree, walk
 
 from fissure.errors import InputError, MissingDependencyError
 from fissure.parse import code
@@ -14,29 +15,12 @@ from fissure.types import Block, Document
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "code"
 
 
-def walk(blocks: tuple[Block, ...]) -> list[Block]:
-    """Every block, in document order."""
-    out: list[Block] = []
-    stack = list(reversed(blocks))
-    while stack:
-        block = stack.pop()
-        out.append(block)
-        stack.extend(reversed(block.children))
-    return out
-
-
 def assert_tree(doc: Document) -> None:
-    """Children sorted, apart, and inside their parent; every span non-empty and trimmed."""
-    stack: list[tuple[tuple[Block, ...], int, int]] = [(doc.blocks, 0, len(doc.text))]
-    while stack:
-        blocks, low, high = stack.pop()
-        previous_end = low
-        for block in blocks:
-            assert previous_end <= block.start < block.end <= high, block
-            assert not doc.text[block.start].isspace(), block
-            assert not doc.text[block.end - 1].isspace(), block
-            previous_end = block.end
-            stack.append((block.children, block.start, block.end))
+    """A valid tree whose every span is non-empty and trimmed."""
+    assert_valid_tree(doc)
+    for block in walk(doc.blocks):
+        assert not doc.text[block.start].isspace(), block
+        assert not doc.text[block.end - 1].isspace(), block
 
 
 def entities(doc: Document) -> dict[str, Block]:

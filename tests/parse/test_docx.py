@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from tests.chunk_checks import corpus_maker
+from tree_checks import assert_valid_tree, walk
 
 from fissure.errors import InputError
 from fissure.parse import docx as docx_parser
-from fissure.types import Block, Document
+from fissure.types import Document
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
@@ -22,31 +23,10 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 maker = corpus_maker()
 
 
-def walk(blocks: tuple[Block, ...]) -> list[Block]:
-    out: list[Block] = []
-    stack = list(reversed(blocks))
-    while stack:
-        block = stack.pop()
-        out.append(block)
-        stack.extend(reversed(block.children))
-    return out
-
-
-def assert_tree(doc: Document) -> None:
-    stack: list[tuple[tuple[Block, ...], int, int]] = [(doc.blocks, 0, len(doc.text))]
-    while stack:
-        blocks, low, high = stack.pop()
-        previous_end = low
-        for block in blocks:
-            assert previous_end <= block.start < block.end <= high, block
-            previous_end = block.end
-            stack.append((block.children, block.start, block.end))
-
-
 @pytest.fixture(scope="module")
 def notes() -> Document:
     doc = docx_parser.parse(maker.make_docx(), source="notes.docx")
-    assert_tree(doc)
+    assert_valid_tree(doc)
     return doc
 
 
@@ -63,7 +43,7 @@ def test_sections_follow_heading_styles(notes: Document) -> None:
 
 
 def test_tables_lists_and_paragraphs(notes: Document) -> None:
-    blocks = walk(notes.blocks)
+    blocks = list(walk(notes.blocks))
     (table,) = [b for b in blocks if b.kind == "table"]
     rows = [notes.text[r.start : r.end] for r in table.children]
     assert rows == ["Species | Count", "Heron | 4", "Kingfisher | 2"]
@@ -77,7 +57,7 @@ def test_tables_lists_and_paragraphs(notes: Document) -> None:
 
 def test_committed_sample_parses() -> None:
     doc = docx_parser.parse((CORPUS / "docx" / "report.docx").read_bytes(), source="report.docx")
-    assert_tree(doc)
+    assert_valid_tree(doc)
     assert "Kingfisher | 2" in doc.text
 
 
@@ -105,7 +85,7 @@ def test_deep_heading_levels_and_headings_ending_lists() -> None:
     out = io.BytesIO()
     document.save(out)
     doc = docx_parser.parse(out.getvalue(), source="deep.docx")
-    assert_tree(doc)
+    assert_valid_tree(doc)
     depth, blocks = 0, doc.blocks
     while blocks:
         sections = [b for b in blocks if b.kind == "section"]

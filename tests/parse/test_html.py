@@ -6,35 +6,20 @@ import time
 from pathlib import Path
 
 import pytest
+from tree_checks import assert_valid_tree, walk
 
 from fissure.errors import InputError
 from fissure.parse import html
-from fissure.types import Block, Document
+from fissure.types import Document
 
 SAMPLE = Path(__file__).resolve().parents[1] / "corpus" / "html" / "guide.html"
 
 
-def walk(blocks: tuple[Block, ...]) -> list[Block]:
-    out: list[Block] = []
-    stack = list(reversed(blocks))
-    while stack:
-        block = stack.pop()
-        out.append(block)
-        stack.extend(reversed(block.children))
-    return out
-
-
 def assert_tree(doc: Document) -> None:
-    """Children sorted, apart and inside their parent; every block has a path."""
-    stack: list[tuple[tuple[Block, ...], int, int]] = [(doc.blocks, 0, len(doc.text))]
-    while stack:
-        blocks, low, high = stack.pop()
-        previous_end = low
-        for block in blocks:
-            assert previous_end <= block.start < block.end <= high, block
-            assert block.metadata["path"].startswith("html>"), block
-            previous_end = block.end
-            stack.append((block.children, block.start, block.end))
+    """A valid tree in which every block has its element path."""
+    assert_valid_tree(doc)
+    for block in walk(doc.blocks):
+        assert block.metadata["path"].startswith("html>"), block
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +58,7 @@ def test_heading_hierarchy(guide: Document) -> None:
 
 
 def test_paragraphs_lists_tables_and_code(guide: Document) -> None:
-    blocks = walk(guide.blocks)
+    blocks = list(walk(guide.blocks))
     paragraphs = [guide.text[b.start : b.end] for b in blocks if b.kind == "paragraph"]
     assert paragraphs[0].startswith("Good coffee needs fresh beans, clean water")
     assert "\n" not in paragraphs[0]  # source line breaks are whitespace
