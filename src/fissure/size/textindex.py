@@ -185,39 +185,6 @@ class TextIndex:
         return starts, ends
 
 
-def trimmed_py(text: str, bounds: list[int]) -> tuple[list[int], list[int]]:
-    """:meth:`TextIndex.trimmed` without numpy, for few long parts (no per-text setup).
-
-    Whitespace is what ``str.strip`` removes, as in :meth:`Packer.trim`.
-    """
-    m = len(bounds) - 1
-    starts, ends = [0] * m, [0] * m
-    blank = [False] * m
-    for k in range(m):
-        a, b = bounds[k], bounds[k + 1]
-        piece = text[a:b]
-        left = piece.lstrip()
-        if left:
-            starts[k] = b - len(left)
-            ends[k] = a + len(piece.rstrip())
-        else:
-            blank[k] = True
-    if any(blank):  # a part with nothing visible takes its neighbours' visible ends
-        nxt = len(text) + 1
-        for k in range(m - 1, -1, -1):
-            if blank[k]:
-                starts[k] = nxt
-            else:
-                nxt = starts[k]
-        last = 0
-        for k in range(m):
-            if blank[k]:
-                ends[k] = last
-            else:
-                last = ends[k]
-    return starts, ends
-
-
 def line_numbers(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """1-based first and last line of each span (spans sorted by start); ``\n``, ``\r\n``
     and a lone ``\r`` end lines."""
