@@ -19,9 +19,14 @@ class Embedder(Protocol):
         model_id: A stable name of the model and its settings; caches key on it.
     """
 
-    dim: int
-    max_tokens: int
-    model_id: str
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    @property
+    def model_id(self) -> str: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows of unit length."""

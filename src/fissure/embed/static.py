@@ -138,6 +138,8 @@ def _distill_builtin(teacher: Any, pca_dims: int) -> Any:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    if cls_id is None or sep_id is None:
+        raise ConfigError("the teacher's tokenizer has no [CLS]/[SEP]: distil a BERT-style model")
     module = teacher.model[0].auto_model
     ids = torch.arange(tokenizer.get_vocab_size(), dtype=torch.long)
     rows = []
