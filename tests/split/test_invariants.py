@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fissure import Chunker
+from fissure import Chunker, Document
 from fissure.config import STRATEGIES
 from fissure.embed.hashing import HashingEmbedder
-from fissure.size import Sizer
+from tests.chunk_checks import assert_chunk_invariants
 from tests.conftest import SIZER_NAMES, get_sizer
 
 # Words, CJK, emoji (with joiners and skin tones), combining marks, punctuation, digits,
@@ -39,29 +39,11 @@ def make(strategy: str, **settings) -> Chunker:
 
 
 def check_invariants(text: str, chunker: Chunker, overlap: int) -> list:
-    chunks = chunker.chunk(text)
-    sizer: Sizer = chunker.sizer
-    budget = chunker.settings.budget
-    for c in chunks:
-        assert text[c.start : c.end] == c.text
-        assert c.text and c.text == c.text.strip()
-        measured = sizer._fn(c.text)  # the raw tokenizer, bypassing every cache
-        assert measured <= budget, (c.text, measured, budget)
-        assert c.n_tokens == measured
-    assert all(a.start < b.start for a, b in zip(chunks, chunks[1:], strict=False))
-    assert all(a.end <= b.end for a, b in zip(chunks, chunks[1:], strict=False))
-    if overlap == 0:
-        covered = bytearray(len(text))
-        for c in chunks:
-            covered[c.start : c.end] = b"\x01" * (c.end - c.start)
-        missed = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
-        assert not missed, [text[i] for i in missed[:10]]
-        assert all(a.end <= b.start for a, b in zip(chunks, chunks[1:], strict=False))
-    assert [c.index for c in chunks] == list(range(len(chunks)))
-    again = chunker.chunk(text)
-    assert [(c.start, c.end, c.chunk_id) for c in again] == [
-        (c.start, c.end, c.chunk_id) for c in chunks
-    ]
+    """Chunk ``text`` and assert every invariant (see ``tests/chunk_checks.py``)."""
+    assert chunker.settings.overlap_tokens == overlap
+    document = Document.from_text(text)
+    chunks = chunker.chunk_document(document)
+    assert_chunk_invariants(document, chunker, chunks)
     return chunks
 
 
