@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import environment
+from bench.report import cpu_model
 
 RESULT = Path(__file__).resolve().parent / "results" / "semantic.md"
 CORPORA = Path("/work/shared/datasets/chroma-chunking-eval/corpora")
@@ -343,7 +344,7 @@ def report(
         "# Semantic chunking: fissure vs LlamaIndex, Chonkie, LangChain",
         "",
         f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- Machine: {_cpu()}, {os.cpu_count()} logical CPUs; torch {torch.__version__} "
+        f"- Machine: {cpu_model()}, {os.cpu_count()} logical CPUs; torch {torch.__version__} "
         f"on 1 thread; Python {platform.python_version()}; load average at the end {load}",
         f"- Document: {len(text.split()):,} words, {len(text):,} characters "
         "(state_of_the_union.md, then the first lines of wikitexts.md, of the Chroma "
@@ -375,16 +376,6 @@ def report(
         )
     lines += ["", "## Embedding throughput", "", *embed, ""]
     return "\n".join(lines)
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def profile(name: str, text: str, top: int = 25) -> str:
