@@ -85,7 +85,7 @@ class Chunker:
     def trace_document(self, document: Document) -> Traced:
         """Chunk a document and keep what the cut selection saw (for ``semantic`` and
         ``hybrid``: atoms, distances, threshold), e.g. to visualise it."""
-        if not document.text.strip():
+        if _blank(document.text):
             return Traced([], None)
         ruler = Ruler(document.text, self.sizer)
         blocks = document.blocks if self.settings.strategy in ("structural", "hybrid") else ()
@@ -110,7 +110,7 @@ class Chunker:
         The same cuts as :meth:`chunk` without building Chunk objects; ``text[s:e]`` is
         each chunk's text.
         """
-        if not text.strip():
+        if _blank(text):
             return []
         return split_spans(self.settings, Ruler(text, self.sizer), (), self.embedder).spans
 
@@ -132,20 +132,24 @@ class Chunker:
         name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
-        place = _Placer(text, document.blocks, name)
+        place = _Placer(text, document.blocks, name) if document.blocks else None
+        plain: tuple[tuple[str, ...], None, None, None, str | None] = ((), None, None, None, name)
         chunks = []
         last = len(pieces) - 1
         for i, (s, e) in enumerate(spans):
-            body = text[s:e]
             piece = pieces[i]
-            meta: dict[str, Any] = {"cut": pieces[i + 1].cut if i < last else "end"}
-            if i < last and pieces[i + 1].reason:
-                meta["reason"] = pieces[i + 1].reason
+            if i < last:
+                after = pieces[i + 1]
+                meta: dict[str, Any] = {"cut": after.cut}
+                if after.reason:
+                    meta["reason"] = after.reason
+            else:
+                meta = {"cut": "end"}
             if piece.oversize:
                 meta["oversize"] = piece.oversize
             if fallback:
                 meta["fallback"] = fallback
-            headings, entity, page, cell, context = place(s, e, meta)
+            headings, entity, page, cell, context = place(s, e, meta) if place else plain
             size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
             if self.settings.prepend_context and context:
                 extra = self.sizer.count(context + "\n")
@@ -155,7 +159,7 @@ class Chunker:
                     meta["context_dropped"] = "context over half the budget"
             chunks.append(
                 Chunk(
-                    body,
+                    text[s:e],
                     s,
                     e,
                     doc_id,
@@ -173,6 +177,11 @@ class Chunker:
                 )
             )
         return chunks
+
+
+def _blank(text: str) -> bool:
+    """Whether ``text`` has nothing but whitespace (without copying it, as strip would)."""
+    return not text or text.isspace()
 
 
 # Block facts worth carrying onto the chunks inside the block.

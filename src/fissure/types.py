@@ -12,8 +12,14 @@ from typing import Any
 
 
 def _digest(*parts: str) -> str:
-    data = "\x00".join(parts).encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    """128-bit hex content hash. sha256 (truncated) rather than blake2b: CPUs with SHA
+    extensions hash ~3x faster, and every document is hashed whole."""
+    h = hashlib.sha256()
+    for i, part in enumerate(parts):  # the parts joined by NUL, without copying them
+        if i:
+            h.update(b"\x00")
+        h.update(part.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +96,7 @@ class Document:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Chunk:
     """A piece of a document, ready to embed.
 
@@ -114,6 +120,46 @@ class Chunk:
     cell: int | None = None
     context: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __init__(
+        self,
+        text: str,
+        start: int,
+        end: int,
+        doc_id: str,
+        index: int,
+        n_tokens: int,
+        lines: tuple[int, int],
+        strategy: str,
+        source: str | None = None,
+        headings: tuple[str, ...] = (),
+        entity: str | None = None,
+        page: int | None = None,
+        cell: int | None = None,
+        context: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        # What the generated frozen __init__ does, through the slot descriptors instead of
+        # object.__setattr__ by name: half the cost, and chunks are made by the hundred
+        # thousand.
+        (set_text, set_start, set_end, set_doc_id, set_index, set_n_tokens, set_lines,
+         set_strategy, set_source, set_headings, set_entity, set_page, set_cell, set_context,
+         set_metadata) = _SETTERS  # fmt: skip
+        set_text(self, text)
+        set_start(self, start)
+        set_end(self, end)
+        set_doc_id(self, doc_id)
+        set_index(self, index)
+        set_n_tokens(self, n_tokens)
+        set_lines(self, lines)
+        set_strategy(self, strategy)
+        set_source(self, source)
+        set_headings(self, headings)
+        set_entity(self, entity)
+        set_page(self, page)
+        set_cell(self, cell)
+        set_context(self, context)
+        set_metadata(self, {} if metadata is None else metadata)
 
     @staticmethod
     def make_id(doc_id: str, start: int, end: int, text: str) -> str:
@@ -152,3 +198,9 @@ class Chunk:
             "strategy": self.strategy,
             "metadata": self.metadata,
         }
+
+
+# The slot setters of Chunk's fields, in field order (see Chunk.__init__).
+_SETTERS: tuple[Any, ...] = tuple(
+    Chunk.__dict__[name].__set__ for name in Chunk.__dataclass_fields__
+)

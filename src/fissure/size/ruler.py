@@ -5,12 +5,6 @@ The document is cut at seams (see :mod:`fissure.size.textindex`) into segments o
 documents) and a prefix sum gives the size between any two seams. A span whose ends are not
 seams is measured as *head + lookup + tail*, where only the short head and tail are counted
 afresh. For additive sizers this equals counting the span's text directly.
-
-Sizers with a fast whole-text pass (the OpenAI encodings) are counted *lazily*: a run of
-parts (:meth:`Ruler.table`) counts only the segments between the seams next to its parts'
-ends, so the text is counted about once in total, by ``count`` rather than by an encode
-with offsets; the whole-text table is built only when something needs positions inside
-parts (cutting by characters, fixed windows) or direct counting has cost more than a pass.
 """
 
 from __future__ import annotations
@@ -27,10 +21,7 @@ from fissure.size.textindex import TextIndex
 class Ruler:
     """Measures spans of ``text`` with ``sizer``."""
 
-    __slots__ = (
-        "text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars",
-        "_lazy", "_spent",
-    )  # fmt: skip
+    __slots__ = ("text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars")
 
     def __init__(self, text: str, sizer: Sizer) -> None:
         self.text = text
@@ -42,19 +33,8 @@ class Ruler:
         self._cum: list[int] = []
         self._pos_a = np.zeros(0, dtype=np.int64)
         self._cum_a = np.zeros(0, dtype=np.int64)
-        self._lazy = False
-        self._spent = 0  # characters counted directly while lazy
         if self._chars or self._direct or not text:
             return
-        if sizer.has_prefix:
-            self._lazy = True
-            return
-        self._build()
-
-    def _build(self) -> None:
-        """The whole-text seam table."""
-        self._lazy = False
-        text, sizer = self.text, self.sizer
         seams = self.index.seams
         whole = sizer.prefix_counts(text, self.index.seam_bytes) if sizer.has_prefix else None
         if whole is not None:
@@ -94,11 +74,6 @@ class Ruler:
             return end - start
         if self._direct:
             return self.sizer.count(self.text[start:end])
-        if self._lazy:
-            self._spent += end - start
-            if self._spent <= _LAZY_PASSES * len(self.text):
-                return self.sizer.count(self.text[start:end])
-            self._build()
         pos, cum = self._lists()
         i = bisect_left(pos, start)
         j = bisect_right(pos, end) - 1
@@ -112,25 +87,18 @@ class Ruler:
             n += self.sizer.count(self.text[b:end])
         return n
 
-    def table(self, bounds: list[int], limit: int | None = None) -> SpanTable | LazyTable:
+    def table(self, bounds: list[int]) -> SpanTable | LazyTable:
         """Measures every run of consecutive parts ``[bounds[i], bounds[j+1])`` at once.
 
         See :class:`SpanTable`: each part boundary gets one head and one tail count, after
-        which the size of any run of parts is a sum of two numbers. With ``limit``, the
-        sizes are exact for runs up to ``limit`` only; a larger run may be reported as any
-        size over ``limit`` (a lazy ruler then stops counting a long part early).
+        which the size of any run of parts is a sum of two numbers.
         """
         if self._chars or self._direct:
             return LazyTable(self, bounds)
-        if self._lazy and len(bounds) == 2:
-            return OnePart(self, bounds)
         starts, ends = self.index.trimmed(np.asarray(bounds, dtype=np.int64))
-        if self._lazy:
-            pos, cum, first, last = self._run_seams(starts, ends, limit)
-        else:
-            pos, cum = self._pos_a, self._cum_a
-            first = np.searchsorted(pos, starts, side="left")
-            last = np.searchsorted(pos, ends, side="right") - 1
+        pos, cum = self._pos_a, self._cum_a
+        first = np.searchsorted(pos, starts, side="left")
+        last = np.searchsorted(pos, ends, side="right") - 1
         first_c = np.minimum(first, pos.size - 1)
         last_c = np.maximum(last, 0)
         text, text_len = self.text, len(self.text)
@@ -159,41 +127,6 @@ class Ruler:
             last.tolist(),
         )
 
-    def _run_seams(
-        self, starts: np.ndarray, ends: np.ndarray, limit: int | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """A seam table for one run only (lazy mode): the seam at or after each part's
-        start and at or before each part's end, with prefix sizes from counting the
-        segments between them. Returns the seams, their prefix sizes, and for each part
-        the index of its first and last seam (as the whole-text table would give).
-
-        A segment over ``limit`` counts as ``limit + 1``: every run that contains it is
-        over the limit either way, and runs that do not contain it take differences of
-        prefix sizes that do not span it."""
-        seams = self.index.seams
-        first_g = np.searchsorted(seams, starts, side="left")
-        last_g = np.searchsorted(seams, ends, side="right") - 1
-        top = seams.size - 1
-        chosen = np.unique(np.concatenate((np.minimum(first_g, top), np.maximum(last_g, 0))))
-        pos = seams[chosen]
-        text, count = self.text, self.sizer.count
-        bounds = pos.tolist()
-        cum = np.zeros(len(bounds), dtype=np.int64)
-        if len(bounds) > 1:
-            pairs = zip(bounds[:-1], bounds[1:], strict=True)
-            if limit is None:
-                sizes = [count(text[a:b]) for a, b in pairs]
-            else:
-                within, over = self.sizer.count_within, limit + 1
-                sizes = [
-                    count(text[a:b]) if b - a <= limit else within(text[a:b], limit) or over
-                    for a, b in pairs
-                ]
-            cum[1:] = np.cumsum(sizes)
-        first = np.searchsorted(chosen, first_g, side="left")
-        last = np.searchsorted(chosen, last_g, side="right") - 1
-        return pos, cum, first, last
-
     def reach(self, start: int, budget: int, limit: int) -> int:
         """A seam ``e <= limit`` up to which ``text[start:e]`` surely fits ``budget``.
 
@@ -204,8 +137,6 @@ class Ruler:
             return min(limit, start + budget)
         if self._direct:
             return start
-        if self._lazy:
-            self._build()
         pos, cum = self._lists()
         if not pos:
             return start
@@ -223,8 +154,6 @@ class Ruler:
         """The first lookup seam at or after ``position`` (the text's end if none)."""
         if self._chars or self._direct:
             return len(self.text)
-        if self._lazy:
-            self._build()
         pos, _ = self._lists()
         if not pos:
             return len(self.text)
@@ -295,7 +224,6 @@ class SpanTable:
 
 _VISIBLE = re.compile(r"\S")
 _FAR = 1024  # characters: a head longer than this is not worth counting for a lookup
-_LAZY_PASSES = 2  # direct counting, in passes over the text, before a lazy ruler builds its table
 
 
 class LazyTable:
@@ -349,31 +277,3 @@ class LazyTable:
         # Untrimmed length bounds the trimmed one: every part ending within the budget fits.
         bounds = self.bounds
         return bisect_right(bounds, bounds[i] + budget, i + 1) - 2
-
-
-class OnePart(LazyTable):
-    """A run of one part in a lazy ruler (typically a whole document): whether it fits
-    is asked by a bounded count, which stops soon after the budget for a long text."""
-
-    __slots__ = ("_size",)
-
-    def __init__(self, ruler: Ruler, bounds: list[int]) -> None:
-        super().__init__(ruler, bounds)
-        self._size: int | None = None
-
-    def size(self, i: int, j: int) -> int:
-        if self._size is None:
-            self._size = super().size(i, j)
-        return self._size
-
-    def fits(self, i: int, j: int, budget: int) -> bool:
-        if self._size is not None:
-            return self._size <= budget
-        s, e = self.start(i), self.end(j)
-        if s >= e:
-            self._size = 0
-            return True
-        n = self.ruler.sizer.count_within(self.ruler.text[s:e], budget)
-        if n is not None:
-            self._size = n
-        return n is not None

@@ -56,7 +56,6 @@ class Sizer:
         "min_budget",
         "segment_chars",
         "_cache",
-        "_bounded",
     )
 
     def __init__(
@@ -71,7 +70,6 @@ class Sizer:
         prefix: Callable[[str, np.ndarray], np.ndarray | None] | None = None,
         fine_seams: bool = False,
         protect: re.Pattern[str] | None = None,
-        bounded: Callable[[str, int], int | None] | None = None,
     ) -> None:
         self.name = name
         self._fn = fn
@@ -83,7 +81,6 @@ class Sizer:
         self.min_budget = min_budget
         self.segment_chars = segment_chars
         self._cache: dict[str, int] = {}
-        self._bounded = bounded
 
     def __repr__(self) -> str:
         return f"Sizer({self.name!r})"
@@ -100,14 +97,6 @@ class Sizer:
                 cache.clear()
             cache[text] = n
         return n
-
-    def count_within(self, text: str, limit: int) -> int | None:
-        """Size of ``text`` if it is at most ``limit``, else ``None``; stops counting
-        early where the tokenizer can, so asking whether a long text fits is cheap."""
-        if self._bounded is not None and len(text) > limit:
-            return self._bounded(text, limit)
-        n = self.count(text)
-        return n if n <= limit else None
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Sizes of many texts; cached, and batched where the tokenizer allows."""
@@ -169,13 +158,6 @@ class Sizer:
             except UnicodeEncodeError:  # lone surrogates: count what an encoder would see
                 return int(backend.count(text.encode("utf-8", "replace").decode("utf-8")))
 
-        def bounded(text: str, limit: int) -> int | None:
-            try:
-                n = backend.count_till_limit(text, limit)
-            except UnicodeEncodeError:
-                n = count(text)
-            return None if n is None or n > limit else int(n)
-
         prefix = _bpe_prefix(backend, encoding)
         prefix("", np.zeros(1, dtype=np.int64))  # build the token-length table now, not mid-run
         # A character is at most 4 bytes, so at most 4 byte-level tokens.
@@ -187,7 +169,6 @@ class Sizer:
             min_budget=4,
             segment_chars=48,
             prefix=prefix,
-            bounded=bounded,
         )
 
     @classmethod

@@ -188,15 +188,19 @@ class TextIndex:
 def line_numbers(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """1-based first and last line of each span (spans sorted by start); ``\n``, ``\r\n``
     and a lone ``\r`` end lines."""
-    crlf = "\r" in text
-
-    def breaks(a: int, b: int) -> int:
-        if not crlf:
-            return text.count("\n", a, b)
-        return text.count("\n", a, b) + text.count("\r", a, b) - text.count("\r\n", a, b)
-
     out = []
     pos, line = 0, 1
+    if "\r" not in text:
+        count = text.count
+        for s, e in spans:
+            line += count("\n", pos, s)
+            pos = s
+            out.append((line, line + count("\n", s, max(s, e - 1))))
+        return out
+
+    def breaks(a: int, b: int) -> int:
+        return text.count("\n", a, b) + text.count("\r", a, b) - text.count("\r\n", a, b)
+
     for s, e in spans:
         line += breaks(pos, s)
         pos = s
