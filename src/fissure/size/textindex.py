@@ -191,11 +191,14 @@ def line_numbers(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int
     out = []
     pos, line = 0, 1
     if "\r" not in text:
+        # One pass over the text: walk from each span's last character to the next start.
         count = text.count
         for s, e in spans:
-            line += count("\n", pos, s)
-            pos = s
-            out.append((line, line + count("\n", s, max(s, e - 1))))
+            line += count("\n", pos, s) if s >= pos else -count("\n", s, pos)
+            first = line
+            pos = max(s, e - 1)
+            line += count("\n", s, pos)
+            out.append((first, line))
         return out
 
     def breaks(a: int, b: int) -> int:
