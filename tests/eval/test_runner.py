@@ -135,3 +135,23 @@ def test_missing_peer_is_skipped_with_a_note(chroma_dir: Path, tmp_path: Path, m
     assert "skipped chonkie-code:12" in console.export_text()
     meta = json.loads((tmp_path / "out" / "eval.json").read_text())["meta"]
     assert "pip install tree-sitter-language-pack" in meta["skipped"]["chonkie-code:12"]
+
+
+def test_window_sub_and_dedup_rank_and_score_the_chunks(chroma_dir: Path) -> None:
+    from fissure.eval.multivector import blend_pieces, piece_links, repeated
+    from fissure.eval.strategies import parse_strategy
+
+    data = load_dataset(chroma_dir)
+    plain = parse_strategy("recursive:12")
+    spec = "recursive:12+win=30+share=0.5+sub=0.4+subsize=8+dedup"
+    results = evaluate(data, [plain, parse_strategy(spec)], HashingEmbedder())
+    base, mixed = (r.summary() for r in results)
+    assert base["chunks"] == mixed["chunks"]  # same chunks, scored where they are
+    assert 0 <= mixed["metrics"]["k=5/recall"][0] <= 100
+    # The pieces' best similarity lifts the chunk that holds the piece.
+    links = piece_links({"a": [(0, 10), (10, 20)]}, [("a", 0, 5), ("a", 12, 18), ("a", 8, 12)])
+    assert links.tolist() == [[0, 0], [0, 2], [1, 1], [1, 2]]
+    scores = np.array([[0.1, 0.2]], dtype=np.float32)
+    pieces = np.array([[0.9, 0.3, 0.0]], dtype=np.float32)
+    assert blend_pieces(scores, pieces, links, 0.5)[0].tolist() == pytest.approx([0.5, 0.25])
+    assert repeated(["x", "y", "x", "x"]).tolist() == [False, False, True, True]

@@ -96,3 +96,43 @@ def test_cheap_peers_map_to_offsets(spec: str) -> None:
     assert spans and strategy.unlocated[0] == 0
     covered = "".join(TEXT[s:e] for s, e in spans)
     assert "mail carrier" in covered
+
+
+def test_win_embeds_a_window_around_the_chunk_and_hctx_a_breadcrumb() -> None:
+    strategy = parse_strategy("structural:15+hctx+win=40+share=0.5+before=0.3")
+    spans = strategy.chunk(TEXT, "pets.md")
+    assert strategy.window is not None and strategy.view is not None
+    assert strategy.share == 0.5
+    windows = strategy.window(TEXT, spans)
+    views = strategy.view(TEXT, spans)
+    food = next(i for i, (s, e) in enumerate(spans) if "fish" in TEXT[s:e])
+    own = TEXT[spans[food][0] : spans[food][1]]
+    assert views[food] == f"Cats › Food\n{own}"  # headings only, no file name
+    assert windows[food].startswith("Cats › Food\n")
+    body = windows[food].split("\n", 1)[1]
+    assert own in body and body in TEXT and len(body) > len(own)
+    plain = parse_strategy("tokentext:10+win=30")  # any strategy: a bare slice around it
+    spans = plain.chunk(TEXT, "pets.md")
+    assert plain.window is not None and plain.view is None and plain.share == 0.6
+    for (s, e), w in zip(spans, plain.window(TEXT, spans), strict=True):
+        assert TEXT[s:e] in w and w in TEXT
+
+
+def test_retrieval_options_parse_and_refuse_nonsense() -> None:
+    strategy = parse_strategy("recursive:50+sub=0.3+subsize=30+dedup")
+    assert (strategy.sub, strategy.sub_spec, strategy.dedup) == (0.3, "sentence:30", True)
+    assert parse_strategy("structural:50+hctx+sub=0.2+subctx").sub_spec == "sentence:40+hctx"
+    assert parse_strategy("recursive:50").sub == 0.0
+    bad_specs = [
+        ("recursive:50+share=0.5", "win"),
+        ("recursive:50+win=0", "positive"),
+        ("recursive:50+win=40+share=2", "0..1"),
+        ("recursive:50+sub=1.5", "0..1"),
+        ("recursive:50+hctx", "fissure"),
+        ("structural:50+ctx+hctx", "not both"),
+        ("structural:50+ctx+win=40", "hctx"),
+        ("recursive:50+subctx", "hctx"),
+    ]
+    for bad, why in bad_specs:
+        with pytest.raises(ConfigError, match=why):
+            parse_strategy(bad)

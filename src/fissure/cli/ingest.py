@@ -37,6 +37,16 @@ def ingest(
     embedder: Annotated[
         str, typer.Option(help="minilm | minilm:bf16 | static | static:PATH | http:URL#MODEL")
     ] = "minilm",
+    embed_window: Annotated[
+        int | None,
+        typer.Option(
+            help="Also embed each chunk with its surrounding text, up to this many MiniLM "
+            "word pieces (254: MiniLM's limit), and store the blend of the two vectors."
+        ),
+    ] = None,
+    embed_window_share: Annotated[
+        float, typer.Option(help="The window vector's weight in that blend, 0..1.")
+    ] = 0.6,
     timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
     workers: Annotated[
         int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
@@ -58,7 +68,13 @@ def ingest(
     from fissure.ingest import ingest as run
 
     try:
-        settings = ChunkSettings(strategy=strategy, max_tokens=max_tokens, tokenizer=tokenizer)
+        settings = ChunkSettings(
+            strategy=strategy,
+            max_tokens=max_tokens,
+            tokenizer=tokenizer,
+            embed_window_tokens=embed_window,
+            embed_window_share=embed_window_share,
+        )
         found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
         model = load_embedder(embedder)
         options = Options(

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fissure.embed.protocol import Embedder
+from fissure.embed.window import blend
 from fissure.errors import FissureError
-from fissure.eval import damage, ranking
+from fissure.eval import damage, multivector, ranking
 from fissure.eval.dataset import Dataset, Question
 from fissure.eval.metrics import MIN_K_CAP, Located, mean_std, min_k, precision_omega, token_scores
 from fissure.eval.spans import Span
-from fissure.eval.strategies import Strategy
+from fissure.eval.strategies import Strategy, parse_strategy
 from fissure.size import Sizer
 
 if TYPE_CHECKING:
@@ -135,12 +136,15 @@ def embed_texts(
     return np.concatenate(parts)[[row[t] for t in texts]].astype(np.float32, copy=False)
 
 
-def build_pool(dataset: Dataset, strategy: Strategy, sizer: Sizer) -> tuple[Pool, list[str]]:
+def build_pool(
+    dataset: Dataset, strategy: Strategy, sizer: Sizer
+) -> tuple[Pool, list[str], list[str]]:
     """Chunk every corpus and check the spans.
 
     Returns:
-        The pool (where chunks are scored; sizes are of the chunk text the reader gets) and
-        what is embedded for every chunk (its text, or ``strategy.view`` of it).
+        The pool (where chunks are scored; sizes are of the chunk text the reader gets),
+        what is embedded for every chunk (its text, or ``strategy.view`` of it) and its
+        window (``strategy.window``; empty without one).
 
     Raises:
         FissureError: The strategy returned a span outside its text.
@@ -148,6 +152,7 @@ def build_pool(dataset: Dataset, strategy: Strategy, sizer: Sizer) -> tuple[Pool
     located: list[Located] = []
     texts: list[str] = []
     views: list[str] = []
+    windows: list[str] = []
     by_corpus: dict[str, list[Span]] = {}
     n_damaged = 0
     for cid, text in dataset.corpora.items():
@@ -165,7 +170,9 @@ def build_pool(dataset: Dataset, strategy: Strategy, sizer: Sizer) -> tuple[Pool
         own = [text[s:e] for s, e in spans]
         texts.extend(own)
         views.extend(strategy.view(text, spans) if strategy.view else own)
-    return Pool(located, sizer.count_many(texts), by_corpus, n_damaged), views
+        if strategy.window:
+            windows.extend(strategy.window(text, spans))
+    return Pool(located, sizer.count_many(texts), by_corpus, n_damaged), views, windows
 
 
 def count_damaged(text: str, cid: str, spans: list[Span], size: int | None, sizer: Sizer) -> int:
@@ -256,7 +263,7 @@ def evaluate_strategy(
         sizer: Measures chunk sizes (budget and reports).
         progress: Rich progress display for the embedding bar.
     """
-    pool, texts = build_pool(dataset, strategy, sizer)
+    pool, texts, windows = build_pool(dataset, strategy, sizer)
     sizes = pool.sizes
     result = StrategyResult(
         strategy.name,
@@ -270,12 +277,42 @@ def evaluate_strategy(
     )
     if not pool.located:
         raise FissureError(f"strategy {strategy.name} produced no chunks for any corpus")
-    vectors = embed_texts(embedder, texts, progress=progress, label=strategy.name)
-    top = rank(queries, vectors, _depth(pool, ks, budget_tokens))
+    scores = chunk_scores(dataset, strategy, embedder, queries, (pool, texts, windows), progress)
+    depth = _depth(pool, ks, budget_tokens)
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
     lines = {cid: ranking.LineIndex(text) for cid, text in dataset.corpora.items()}
     for question, row in zip(dataset.questions, top, strict=True):
         score_question(result, question, pool, row.tolist(), (ks, budget_tokens, lines))
     return result
+
+
+def chunk_scores(
+    dataset: Dataset,
+    strategy: Strategy,
+    embedder: Embedder,
+    queries: np.ndarray,
+    built: tuple[Pool, list[str], list[str]],
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Query × chunk similarities: cosine to each chunk's vector (blended with its window's
+    under ``+win``), blended with the best sentence piece under ``+sub``, and repeated
+    texts hidden under ``+dedup``."""
+    pool, texts, windows = built
+    vectors = embed_texts(embedder, texts, progress=progress, label=strategy.name)
+    if windows:
+        around = embed_texts(embedder, windows, progress=progress, label="windows")
+        vectors = blend(vectors, around, strategy.share)
+    scores = queries @ vectors.T
+    if strategy.sub:
+        pieces = parse_strategy(strategy.sub_spec)
+        piece_pool, piece_texts, _ = build_pool(dataset, pieces, Sizer.chars())
+        piece_vectors = embed_texts(embedder, piece_texts, progress=progress, label="pieces")
+        links = multivector.piece_links(pool.by_corpus, piece_pool.located)
+        scores = multivector.blend_pieces(scores, queries @ piece_vectors.T, links, strategy.sub)
+    if strategy.dedup:
+        own = [dataset.corpora[cid][s:e] for cid, s, e in pool.located]
+        scores[:, multivector.repeated(own)] = multivector.HIDDEN
+    return scores
 
 
 def evaluate(

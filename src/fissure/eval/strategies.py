@@ -25,6 +25,24 @@ Options (``+`` separated, any order):
   chunk's own text is still what gets embedded. Only to reproduce the published numbers.
 * ``ctx``: embed ``chunk.context`` (fissure's breadcrumb: file name, headings, entity) and a
   newline in front of the chunk text; the scored span is the chunk's own.
+* ``win=N``: also embed each chunk's *window*: the chunk extended over whole words on both
+  sides to at most ``N`` MiniLM word pieces (254 is the model's input limit), see
+  :mod:`fissure.embed.window`; the chunk's vector becomes the blend
+  ``(1 - share) * chunk + share * window`` (normalised), as ``fissure ingest`` stores it with
+  ``embed_window_tokens``. ``share=F`` (0..1, default 0.6; 1: the window alone) and
+  ``before=F`` (0..1, default 0.5: the share of the free budget spent in front of the
+  chunk). The scored span, and the reader's text, is the chunk's own. Any strategy.
+* ``hctx``: embed the chunk's section breadcrumb (its headings joined by `` › ``, without
+  the file name) and a newline in front of the chunk, and of its window (which then leaves
+  room for it). fissure strategies only.
+* ``sub=F``: multi-vector retrieval (changes the *ranking*, not only what is embedded):
+  the corpus is also cut into sentence pieces (``sentence:SUBSIZE``, ``subsize=N``, default
+  40) and each piece is embedded (with ``subctx``, after its own headings breadcrumb, as
+  ``hctx`` does for chunks); a chunk's score is ``(1 - F) * its own similarity + F *`` the
+  best similarity among the pieces that overlap it. Any strategy.
+* ``dedup``: chunks whose text is identical to an earlier chunk's (repeated passages) are
+  left out of the index, so the first copy is ranked once and a later copy takes no slot.
+  Any strategy.
 * ``min=N`` (fissure ``min_tokens``), ``bp=X`` (``breakpoint_amount``), ``breakpoint=NAME``,
   ``buffer=N`` (``buffer_size``), ``atom=N`` (``atom_tokens``).
 
@@ -61,6 +79,12 @@ class Strategy:
             is scored, when that differs from where it is (see ``+find``).
         view: Optional ``view(text, spans) -> texts``, one for one: what is embedded for each
             chunk, when that differs from ``text[start:end]`` (see ``+ctx``).
+        window: Optional ``window(text, spans) -> texts``: a second text per chunk whose
+            vector is blended into the chunk's (see ``+win``), with weight ``share``.
+        share: The window vector's weight in the blend.
+        sub: Weight of the best sentence-piece similarity in a chunk's score (``+sub``).
+        sub_spec: The spec of those pieces (``sentence:SUBSIZE``, ``+hctx`` with ``+subctx``).
+        dedup: Leave chunks whose text repeats an earlier chunk's out of the index.
         unlocated: Chunks the strategy returned that could not be placed in their corpus,
             counted while chunking (peers that return bare strings); they are left out.
     """
@@ -72,6 +96,11 @@ class Strategy:
     relocate: Callable[[str, list[Span]], list[Span]] | None = None
     view: ViewFn | None = None
     unlocated: list[int] = field(default_factory=lambda: [0], compare=False)
+    window: ViewFn | None = None
+    share: float = 0.6
+    sub: float = 0.0
+    sub_spec: str = "sentence:40"
+    dedup: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +188,36 @@ class FissureRun:
         chunks = self._last[1]
         return [f"{c.context}\n{c.text}" if c.context else c.text for c in chunks]
 
+    def with_headings(self, text: str, spans: list[Span]) -> list[str]:
+        """Each chunk's text with its headings breadcrumb line in front (``+hctx``)."""
+        pairs = zip(self._chunks_of(text), self._crumbs(text), strict=True)
+        return [f"{crumb}\n{c.text}" if crumb else c.text for c, crumb in pairs]
+
+    def headed_windows(self, max_tokens: int, before: float) -> ViewFn:
+        """``window`` for ``+hctx+win=N``: breadcrumb line, then a window that leaves room."""
+        from fissure.embed.window import Windows
+        from fissure.size import Sizer
+
+        sizer = Sizer.minilm()
+
+        def view(text: str, spans: list[Span]) -> list[str]:
+            windows = Windows(text, sizer, max_tokens, before=before)
+            out = []
+            for c, crumb in zip(self._chunks_of(text), self._crumbs(text), strict=True):
+                limit = max(1, max_tokens - sizer.count(crumb) - 1) if crumb else max_tokens
+                a, b = windows.span(c.start, c.end, limit=limit)
+                out.append(f"{crumb}\n{text[a:b]}" if crumb else text[a:b])
+            return out
+
+        return view
+
+    def _chunks_of(self, text: str) -> list[Any]:
+        assert self._last is not None and self._last[0] is text, "chunk the text first"
+        return self._last[1]
+
+    def _crumbs(self, text: str) -> list[str]:
+        return [" › ".join(c.headings) for c in self._chunks_of(text)]
+
 
 def _fissure(strategy: str) -> Builder:
     def build(spec: Spec, embedder: Embedder | None) -> ChunkFn:
@@ -174,7 +233,8 @@ BUILDERS: dict[str, Builder] = {
     **{f"fissure-{name}": _fissure(name) for name in FISSURE},
     **{name: _fissure(name) for name in FISSURE if name != "recursive"},
 }
-OPTIONS = ("find", "ctx", "min", "bp", "breakpoint", "buffer", "atom")
+OPTIONS = ("find", "ctx", "hctx", "win", "share", "before", "sub", "subsize", "subctx", "dedup",
+           "min", "bp", "breakpoint", "buffer", "atom")  # fmt: skip
 
 
 def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
@@ -192,6 +252,24 @@ def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
         at = text.find(piece)
         out.append((at, at + len(piece)))
     return out
+
+
+def window_view(max_tokens: int, before: float = 0.5) -> ViewFn:
+    """``view`` for ``+win=N``: each chunk's embedding window, counted in MiniLM word pieces.
+
+    Raises:
+        ConfigError: ``N`` < 1 or ``before`` outside 0..1.
+    """
+    from fissure.embed.window import check_window, window_spans
+    from fissure.size import Sizer
+
+    check_window(max_tokens, before)
+    sizer = Sizer.minilm()
+
+    def view(text: str, spans: list[Span]) -> list[str]:
+        return [text[a:b] for a, b in window_spans(text, spans, sizer, max_tokens, before=before)]
+
+    return view
 
 
 def parse_spec(text: str) -> Spec:
@@ -237,11 +315,53 @@ def parse_strategy(text: str, embedder: Embedder | None = None) -> Strategy:
     if spec.size <= 0 or not 0 <= spec.overlap < spec.size:
         raise ConfigError(f"strategy {text!r}: need SIZE > OVERLAP >= 0")
     chunk = builders[spec.name](spec, embedder)
-    view = None
-    if "ctx" in spec.options:
-        if not isinstance(chunk, FissureRun):
-            raise ConfigError(f"strategy {text!r}: +ctx applies to fissure strategies only")
-        view = chunk.with_context
+    view = _view(spec, chunk)
+    window = _window(spec, chunk)
+    sub = spec.number("sub", float)
+    if sub is not None and not 0 <= sub <= 1:
+        raise ConfigError(f"strategy {text!r}: sub= must be within 0..1")
+    sub_spec = f"sentence:{spec.number('subsize') or 40}"
+    if "subctx" in spec.options:
+        if "hctx" not in spec.options:
+            raise ConfigError(f"strategy {text!r}: +subctx goes with +hctx")
+        sub_spec += "+hctx"
     relocate = find_like_upstream if "find" in spec.options else None
     unlocated = getattr(chunk, "unlocated", [0])
-    return Strategy(text, chunk, spec.size, spec.overlap, relocate, view, unlocated)
+    share = spec.number("share", float)
+    return Strategy(text, chunk, spec.size, spec.overlap, relocate, view, unlocated, window,
+                    0.6 if share is None else share, sub or 0.0, sub_spec,
+                    "dedup" in spec.options)  # fmt: skip
+
+
+def _view(spec: Spec, chunk: ChunkFn) -> ViewFn | None:
+    """What is embedded as the chunk itself (``+ctx``, ``+hctx``)."""
+    if "ctx" in spec.options and "hctx" in spec.options:
+        raise ConfigError(f"strategy {spec.text!r}: use +ctx or +hctx, not both")
+    for key in ("ctx", "hctx"):
+        if key in spec.options and not isinstance(chunk, FissureRun):
+            raise ConfigError(f"strategy {spec.text!r}: +{key} applies to fissure strategies only")
+    if isinstance(chunk, FissureRun) and "ctx" in spec.options:
+        if "win" in spec.options:
+            raise ConfigError(f"strategy {spec.text!r}: +win goes with +hctx, not +ctx")
+        return chunk.with_context
+    if isinstance(chunk, FissureRun) and "hctx" in spec.options:
+        return chunk.with_headings
+    return None
+
+
+def _window(spec: Spec, chunk: ChunkFn) -> ViewFn | None:
+    """The window view (``+win=N``, ``before=``, ``share=``), or ``None``."""
+    share, before = spec.number("share", float), spec.number("before", float)
+    if "win" not in spec.options:
+        if share is not None or before is not None:
+            raise ConfigError(f"strategy {spec.text!r}: share= and before= need win=N")
+        return None
+    if share is not None and not 0 <= share <= 1:
+        raise ConfigError(f"strategy {spec.text!r}: share= must be within 0..1")
+    tokens, before = spec.number("win"), 0.5 if before is None else before
+    if isinstance(chunk, FissureRun) and "hctx" in spec.options:
+        from fissure.embed.window import check_window
+
+        check_window(tokens, before)
+        return chunk.headed_windows(tokens, before)
+    return window_view(tokens, before)

@@ -115,7 +115,8 @@ def ingest(
         plan, scanned = _plan(source, store, manifest, stamp, force)
         digests = {item.source: item.digest for item in plan.todo}
         with Progress(opts.progress, len(plan.todo)) as bar:
-            writer = Writer(store, manifest, embedder, source.origin, stamp, digests, bar.stored)
+            writer = Writer(store, manifest, embedder, source.origin, stamp, digests, bar.stored,
+                            window_share=opts.settings.embed_window_share)  # fmt: skip
             replaced = _run(source, plan.todo, writer, opts, bar, export)
         config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
                   "timeout": opts.timeout, "memory_mb": opts.memory_mb}  # fmt: skip

@@ -11,13 +11,18 @@ from fissure.config import ChunkSettings
 from fissure.source.protocol import Item
 from fissure.store.manifest import Known
 
-# Bump when what the pipeline stores for the same settings changes (metadata, id scheme).
-PIPELINE_VERSION = 1
+# Bump when what the pipeline stores for the same settings changes (metadata, id scheme,
+# how a format is parsed). 2: sha256 document/chunk ids; MediaWiki "= T =" headings.
+PIPELINE_VERSION = 2
 
 
 def fingerprint(settings: ChunkSettings, model_id: str) -> str:
     """A hash of everything that shapes a document's chunks and vectors."""
-    payload = {"settings": asdict(settings), "model": model_id, "pipeline": PIPELINE_VERSION}
+    fields = asdict(settings)
+    if settings.embed_window_tokens is None:  # off: stores made before the option keep their stamp
+        for name in ("embed_window_tokens", "embed_window_share", "embed_window_before"):
+            fields.pop(name)
+    payload = {"settings": fields, "model": model_id, "pipeline": PIPELINE_VERSION}
     raw = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.blake2b(raw, digest_size=12).hexdigest()
 

@@ -16,10 +16,12 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
 from fissure.config import ChunkSettings
+from fissure.types import Chunk, Document
 
 
 def main(fd: int) -> None:
@@ -41,6 +43,7 @@ def serve(
     from fissure.parse import parse
 
     chunker = Chunker(settings)
+    window = _windower(settings)
     if memory_mb:
         _limit_memory(memory_mb)
     while True:
@@ -56,7 +59,10 @@ def serve(
             document = parse(data, source)
             stage = "split"
             chunks = chunker.chunk_document(document)
-            reply: tuple[Any, ...] = ("ok", source, chunks, time.perf_counter() - started)
+            windows = window(document, chunks)
+            reply: tuple[Any, ...] = (
+                "ok", source, chunks, time.perf_counter() - started, windows
+            )  # fmt: skip
         except (Exception, MemoryError, RecursionError) as exc:
             seconds = time.perf_counter() - started
             message_text = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
@@ -64,6 +70,20 @@ def serve(
             reply = ("error", source, stage, type(exc).__name__, message_text, trace, seconds)
         del data
         conn.send(reply)
+
+
+def _windower(settings: ChunkSettings) -> Callable[[Document, list[Chunk]], list[str]]:
+    """``window(document, chunks)``: the texts to embed as the chunks' windows (see
+    :mod:`fissure.embed.window`), or ``[]`` when ``embed_window_tokens`` is off."""
+    tokens = settings.embed_window_tokens
+    if tokens is None:
+        return lambda document, chunks: []
+    from fissure.embed.window import window_texts
+    from fissure.size import Sizer
+
+    sizer = Sizer.minilm()
+    before = settings.embed_window_before
+    return lambda document, chunks: window_texts(document, chunks, sizer, tokens, before=before)
 
 
 def _limit_memory(memory_mb: int) -> None:

@@ -38,7 +38,10 @@ class Task:
 
 @dataclass(slots=True)
 class Outcome:
-    """A document's chunks, or why it has none (``stage``, ``error_type``, ``message``)."""
+    """A document's chunks, or why it has none (``stage``, ``error_type``, ``message``).
+
+    ``windows``: one text per chunk to embed beside it (``embed_window_tokens``), or empty.
+    """
 
     source: str
     chunks: list[Chunk] = field(default_factory=list)
@@ -47,6 +50,7 @@ class Outcome:
     message: str = ""
     traceback: str = ""
     seconds: float = 0.0
+    windows: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -198,8 +202,8 @@ class WorkerPool:
 
 def _outcome(message: tuple[Any, ...]) -> Outcome:
     if message[0] == "ok":
-        _, source, chunks, seconds = message
-        return Outcome(source, chunks, seconds=seconds)
+        _, source, chunks, seconds, windows = message
+        return Outcome(source, chunks, seconds=seconds, windows=windows)
     _, source, stage, kind, text, trace, seconds = message
     return Outcome(source, [], stage, kind, text, trace, seconds)
 

@@ -14,10 +14,14 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from fissure.embed import Embedder
+from fissure.embed.window import blend
 from fissure.ingest.workers import Outcome
 from fissure.store.manifest import Entry, Failure, Manifest
 from fissure.store.protocol import Store
+from fissure.types import Chunk
 
 
 @dataclass
@@ -47,6 +51,7 @@ class Writer:
         stamp: The settings fingerprint.
         digests: Content hash of each source being written.
         on_chunks: Called with the number of chunks stored (progress).
+        window_share: The window vector's weight where outcomes carry windows.
     """
 
     def __init__(
@@ -58,10 +63,12 @@ class Writer:
         stamp: str,
         digests: dict[str, str],
         on_chunks: Callable[[int], None] = lambda n: None,
+        window_share: float = 0.6,
     ) -> None:
         self.store, self.manifest, self.embedder = store, manifest, embedder
         self.origin, self.stamp, self.digests = origin, stamp, digests
         self.on_chunks = on_chunks
+        self.window_share = window_share
         self.timings = Timings()
 
     def write(self, group: Sequence[Outcome]) -> None:
@@ -89,7 +96,7 @@ class Writer:
         chunks = [c for o in group for c in o.chunks]
         self._embedding = True
         started = time.perf_counter()
-        vectors = self.embedder.embed([c.text for c in chunks]) if chunks else None
+        vectors = self._vectors(group, chunks) if chunks else None
         t.embed += time.perf_counter() - started
         t.embed_calls += 1 if chunks else 0
         self._embedding = False
@@ -105,6 +112,16 @@ class Writer:
         t.embedded += len(chunks)
         t.failures.extend(failures)
         self.on_chunks(len(chunks))
+
+    def _vectors(self, group: Sequence[Outcome], chunks: list[Chunk]) -> np.ndarray:
+        """The chunks' vectors; with windows, each blended with its window's vector."""
+        windows = [w for o in group for w in o.windows]
+        if not windows:
+            return self.embedder.embed([c.embedding_text() for c in chunks])
+        if len(windows) != len(chunks):
+            raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
+        both = self.embedder.embed([c.embedding_text() for c in chunks] + windows)
+        return blend(both[: len(chunks)], both[len(chunks) :], self.window_share)
 
     def _records(self, group: Sequence[Outcome]) -> tuple[list[Entry], list[Failure]]:
         entries, failures = [], []
