@@ -103,3 +103,39 @@ _MD_PIECES = st.sampled_from(
 @given(st.lists(_MD_PIECES, max_size=30))
 def test_any_markdown_gives_a_valid_tree(lines):
     parse("\n".join(lines))
+
+
+def test_wikitext_headings_open_sections_inside_one_paragraph():
+    # WikiText-103 as in Chroma's corpus: one line per heading or paragraph, no blank lines.
+    source = (
+        " = Valkyria Chronicles III = \n Senjō no Valkyria 3 is a game .\n"
+        " = = Gameplay = = \n As with previous games , it is tactical .\n"
+        " = = = Music = = = \n Sakimoto wrote it .\n = Other article = \n Text .\n"
+    )
+    document = parse(source)
+    assert titled(document, "section") == ["Valkyria Chronicles III", "Gameplay", "Music",
+                                           "Other article"]  # fmt: skip
+    first, second = document.blocks
+    assert (first.level, second.level) == (1, 1)
+    gameplay = first.children[-1]
+    assert (gameplay.title, gameplay.level) == ("Gameplay", 2)
+    heading = gameplay.children[0]
+    assert heading.kind == "heading" and source[heading.start : heading.end] == "= = Gameplay = ="
+    paragraph = gameplay.children[1]
+    assert source[paragraph.start : paragraph.end] == "As with previous games , it is tactical ."
+
+
+def test_mediawiki_headings_need_matching_runs_and_stay_out_of_code():
+    source = "== Real ==\ntext\n\n= not closed\n\n== uneven =\n\n```\n== in code ==\n```\n"
+    document = parse(source)
+    assert titled(document, "section") == ["Real"]
+    assert titled(document, "heading") == ["Real"]
+
+
+def test_wiki_headings_in_a_shifted_tree_keep_exact_offsets():
+    text = "== Cell title ==\nbody text\n"
+    blocks = markdown.markdown_blocks(text, offset=100)
+    (section,) = blocks
+    heading = section.children[0]
+    assert (heading.start, heading.end) == (100, 100 + len("== Cell title =="))
+    assert section.title == "Cell title"

@@ -42,3 +42,17 @@ def test_any_text_gives_a_valid_tree(source):
     assert_valid_tree(document)
     covered = "".join(source[b.start : b.end] for b in document.blocks)
     assert "".join(covered.split()) == "".join(source.split())
+
+
+def test_wiki_heading_lines_make_sections_in_plain_text():
+    from fissure.parse.text import wiki_headings
+
+    source = "= Title =\nintro line\n\n== Part ==\nbody\n"
+    document = plain.parse(source, source="doc.txt")
+    assert_valid_tree(document)
+    (section,) = document.blocks
+    assert (section.kind, section.title, section.level) == ("section", "Title", 1)
+    assert [c.kind for c in section.children] == ["heading", "paragraph", "section"]
+    assert section.children[-1].title == "Part"
+    assert wiki_headings(" = = A b = = \n") == [(1, 12, 2, "A b")]
+    assert wiki_headings("a = b = c\n= x\n=\n") == []

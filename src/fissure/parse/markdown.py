@@ -17,7 +17,13 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from fissure.parse.text import line_end, line_starts, nest_sections, rstrip_end
+from fissure.parse.text import (
+    line_end,
+    line_starts,
+    nest_sections,
+    rstrip_end,
+    with_wiki_headings,
+)
 from fissure.types import Block, Document
 
 MIME = "text/markdown"
@@ -99,6 +105,9 @@ def parse(text: str, *, source: str) -> Document:
     Returns:
         A document whose top-level blocks are front matter, blocks before the first heading
         and ``section`` blocks (title = heading text, first child = the ``heading`` block).
+        Besides ATX and setext headings, a top-level paragraph line written as a MediaWiki
+        heading (``= Title =``, ``== Section ==``, WikiText-103's ``= = Section = =``) is a
+        heading of that many ``=``.
     """
     return Document.from_text(text, source=source, mime=MIME, blocks=markdown_blocks(text))
 
@@ -112,7 +121,7 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...]:
     builder = _TreeBuilder(text, starts, offset)
     for token in _block_parser().parse(text):
         builder.feed(token)
-    return nest_sections(builder.root.children)
+    return nest_sections(with_wiki_headings(text, builder.root.children, offset))
 
 
 class _TreeBuilder:

@@ -1,4 +1,4 @@
-"""Plain text: blank-line separated paragraphs.
+"""Plain text: blank-line separated paragraphs, and MediaWiki-style ``= Title =`` headings.
 
 This is also every other parser's last resort, so it must accept any string quickly. The
 helpers here (line starts, paragraph spans, trimming) are shared by the other text parsers so
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 
 from fissure.types import Block, Document
@@ -22,12 +22,23 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 # One or more blank lines between two text lines.
 _PARAGRAPH_BREAK = re.compile(r"(?:\r\n|\r|\n)(?:[ \t\f\v]*(?:\r\n|\r|\n))+")
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t\f\v]*(?:\r\n|\r|\n))*")
+# A MediaWiki heading line: `== Title ==`, or WikiText-103's spaced `= = Title = =`; the runs
+# of `=` on both sides must match (checked in code), the title is not blank and has no `=`
+# at its ends. Anchored per line (re.M); the title is group 2.
+_WIKI_HEADING = re.compile(
+    r"^[ \t]*(=(?:[ \t]?=){0,5})[ \t]*([^=\s](?:[^\r\n]*?[^=\s])?)[ \t]*(=(?:[ \t]?=){0,5})[ \t]*$",
+    re.M,
+)
 
 
 class TextLevel(IntEnum):
     """Boundary ranks in plain text (lower is stronger)."""
 
     PARAGRAPH = 10
+
+
+# A wiki heading's level is its number of `=` (1 to 6), the same scale as Markdown's H1-H6.
+WIKI_HEADING_LEVELS = range(1, 7)
 
 
 def line_starts(text: str) -> list[int]:
@@ -95,6 +106,79 @@ def paragraph_blocks(
     )
 
 
+def wiki_headings(
+    text: str, start: int = 0, end: int | None = None
+) -> list[tuple[int, int, int, str]]:
+    """MediaWiki-style heading lines in ``text[start:end]``: ``(start, end, level, title)``.
+
+    ``= Title =`` is level 1, ``== Title ==`` (or WikiText-103's ``= = Title = =``) level 2,
+    and so on to 6. A line counts only when its runs of ``=`` match on both sides; the span
+    runs from the first ``=`` to the last.
+    """
+    end = len(text) if end is None else end
+    found: list[tuple[int, int, int, str]] = []
+    for match in _WIKI_HEADING.finditer(text, start, end):
+        opening, closing = match.group(1), match.group(3)
+        level = opening.count("=")
+        if level != closing.count("=") or level not in WIKI_HEADING_LEVELS:
+            continue
+        found.append((match.start(1), match.end(3), level, " ".join(match.group(2).split())))
+    return found
+
+
+def split_wiki_headings(text: str, block: Block, offset: int = 0) -> list[Block]:
+    """A leaf ``block`` split at its wiki heading lines (see :func:`wiki_headings`).
+
+    The result replaces the block: ``heading`` blocks (level = number of ``=``, title = the
+    heading text) and, between them, the rest of the block as blocks of its own kind, trimmed
+    like paragraphs. A block without heading lines comes back unchanged.
+
+    Args:
+        text: The text the block is in.
+        block: The block, with offsets into ``text`` shifted by ``offset``.
+        offset: Where ``text`` starts in the document (a notebook cell's Markdown).
+    """
+    heads = wiki_headings(text, block.start - offset, block.end - offset)
+    if not heads:
+        return [block]
+    out: list[Block] = []
+    cursor = block.start - offset
+    for h_start, h_end, level, title in heads:
+        out.extend(_pieces(text, block, cursor, h_start, offset))
+        meta = {"syntax": "wiki"}
+        out.append(Block("heading", h_start + offset, h_end + offset, level, title, (), meta))
+        cursor = h_end
+    out.extend(_pieces(text, block, cursor, block.end - offset, offset))
+    return out
+
+
+def _pieces(text: str, block: Block, start: int, end: int, offset: int) -> list[Block]:
+    """``text[start:end]`` as one block of ``block``'s kind, without surrounding blanks."""
+    while start < end and text[start].isspace():
+        start += 1
+    stop = rstrip_end(text, start, end)
+    if stop <= start:
+        return []
+    return [
+        Block(block.kind, start + offset, stop + offset, block.level, block.title, (),
+              block.metadata)
+    ]  # fmt: skip
+
+
+def with_wiki_headings(text: str, blocks: Sequence[Block], offset: int = 0) -> list[Block]:
+    """``blocks`` with every childless paragraph split at its wiki heading lines (see
+    :func:`split_wiki_headings`); other blocks are kept as they are."""
+    if "=" not in text:
+        return list(blocks)
+    out: list[Block] = []
+    for block in blocks:
+        if block.kind == "paragraph" and not block.children:
+            out.extend(split_wiki_headings(text, block, offset))
+        else:
+            out.append(block)
+    return out
+
+
 def heading_rank(block: Block) -> tuple[int, str | None] | None:
     """(level, title) of a ``heading`` block; ``None`` for any other block."""
     return (block.level, block.title) if block.kind == "heading" else None
@@ -142,6 +226,9 @@ def parse(text: str, *, source: str) -> Document:
         source: Its path or URI.
 
     Returns:
-        A document whose blocks are its paragraphs (kind ``paragraph``).
+        A document whose blocks are its paragraphs (kind ``paragraph``), nested in
+        ``section`` blocks where the text has MediaWiki-style heading lines
+        (``= Title =``, ``== Section ==``, WikiText-103's ``= = Section = =``).
     """
-    return Document.from_text(text, source=source, mime=MIME, blocks=paragraph_blocks(text))
+    blocks = nest_sections(with_wiki_headings(text, paragraph_blocks(text)))
+    return Document.from_text(text, source=source, mime=MIME, blocks=blocks)
