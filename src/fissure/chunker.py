@@ -221,7 +221,9 @@ def _name(source: str) -> str | None:
     return Path(source).name if source != "<text>" else None
 
 
-_WORDY = re.compile(r"[^\W\d_]{2,}")  # two letters in a row: words, not markers
+# Two letters in a row: words, not markers; a jupytext cell marker ("# %% [markdown]")
+# is a marker even though it spells its cell type.
+_WORDY = re.compile(r"^[ \t]*# %%(?: \[\w+\])?[ \t]*$|([^\W\d_]{2,})", re.M)
 
 
 def _trail(
@@ -246,14 +248,17 @@ def _trail(
             # In a gap: when only punctuation and markers stand before the next block in
             # the chunk (",\n", "# %%"), the chunk is about that block.
             k += 1
-            if k < len(level) and level[k].start < end and not _WORDY.search(
-                text, start, level[k].start
-            ):
+            if k < len(level) and level[k].start < end and not _wordy(text, start, level[k].start):
                 trail.append(level[k])
             break
         trail.append(level[k])
         level = level[k].children
     return trail
+
+
+def _wordy(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` holds a word outside cell-marker lines."""
+    return any(m.group(1) for m in _WORDY.finditer(text, start, end))
 
 
 def _inherited(trail: list[Block], key: str) -> Any:

@@ -53,3 +53,17 @@ def test_outputs_are_dropped_by_default_and_indexed_on_request():
 def test_not_a_notebook_raises():
     with pytest.raises(Exception):  # noqa: B017 - nbformat's own errors; the registry reports them
         notebook.parse('{"cells": "nope"}', source="bad.ipynb")
+
+
+def test_a_chunk_that_starts_at_a_cell_marker_keeps_the_cells_breadcrumb():
+    """``# %% [markdown]`` spells a word but is a marker: a chunk starting with it is about
+    the cell after it (its headings and context), not about nothing."""
+    from fissure import Chunker
+
+    document = notebook.parse(CORPUS.read_text(encoding="utf-8"), source="a.ipynb")
+    for budget in (16, 64, 4000):
+        chunker = Chunker(strategy="structural", max_tokens=budget, tokenizer="cl100k_base")
+        for chunk in chunker.chunk_document(document):
+            if chunk.text.startswith("# %% [markdown]\n#"):
+                assert chunk.headings, (budget, chunk.text[:60])
+                assert chunk.context and " › " in chunk.context
