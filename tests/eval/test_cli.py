@@ -36,3 +36,21 @@ def test_eval_command_errors_are_one_line(chroma_dir: Path, tmp_path: Path) -> N
     assert "Traceback" not in bad.output
     empty = runner.invoke(app, [str(chroma_dir), "-s", " , ", "--embedder", "hashing"])
     assert empty.exit_code == 2 and "no strategy" in empty.output
+
+
+def test_eval_command_scores_one_half_of_the_questions(chroma_dir: Path, tmp_path: Path) -> None:
+    counts = {}
+    for half in ("all", "even", "odd"):
+        out = tmp_path / half
+        result = CliRunner().invoke(app, [
+            str(chroma_dir), "-s", "tokentext:12", "--embedder", "hashing", "-o", str(out),
+            "--no-cache", "--questions", half,
+        ])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        counts[half] = json.loads((out / "eval.json").read_text())["meta"]["questions"]
+    assert isinstance(counts["all"], int) and counts["all"] >= 2
+    even, odd = (int(str(counts[h]).split()[0]) for h in ("even", "odd"))
+    assert even + odd == counts["all"] and "even rows" in str(counts["even"])
+    bad = CliRunner().invoke(app, [str(chroma_dir), "-s", "tokentext:12", "--embedder",
+                                   "hashing", "--no-cache", "--questions", "first"])  # fmt: skip
+    assert bad.exit_code == 2 and "even or odd" in bad.output and "Traceback" not in bad.output

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fissure.errors import InputError
+from fissure.errors import ConfigError, InputError
 from fissure.eval.dataset import load_chroma, load_dataset, load_jsonl
 
 from .conftest import CORPORA, QUESTIONS
@@ -54,3 +54,14 @@ def test_load_dataset_routes_by_shape(chroma_dir: Path, jsonl_file: Path, tmp_pa
     assert load_dataset(jsonl_file).name == "questions"
     with pytest.raises(InputError, match="not a dataset"):
         load_dataset(tmp_path)
+
+
+def test_halves_split_the_questions_by_row_and_keep_every_corpus(chroma_dir: Path) -> None:
+    dataset = load_chroma(chroma_dir)
+    even, odd = dataset.half("even"), dataset.half("odd")
+    assert dataset.half("all") is dataset
+    assert even.questions == dataset.questions[0::2] and odd.questions == dataset.questions[1::2]
+    assert len(even.questions) + len(odd.questions) == len(dataset.questions)
+    assert even.corpora == odd.corpora == dataset.corpora
+    with pytest.raises(ConfigError, match="even or odd"):
+        dataset.half("first")

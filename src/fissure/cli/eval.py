@@ -25,7 +25,8 @@ def eval_(
             "'structural:200,recursive:200:0,hybrid:200+bp=90'. Names: tokentext, recursive "
             "(Chroma's baselines), structural, sentence, fixed, semantic, hybrid, "
             "fissure-recursive, and peers (langchain-*, chonkie-*, llamaindex-*, semchunk). "
-            "Options: find, ctx, min=N, bp=X, breakpoint=NAME, buffer=N, atom=N.",
+            "Options: find, ctx, hctx, min=N, bp=X, breakpoint=NAME, buffer=N, atom=N, "
+            "win=N, share=F, before=F, sub=F, subsize=N, subctx, dedup (docs/eval.md).",
         ),
     ],
     embedder: Annotated[
@@ -43,6 +44,13 @@ def eval_(
         typer.Option(help="Embedding cache folder (SQLite).", show_default=True),
     ] = Path(".fissure/cache"),
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Embed everything anew.")] = False,
+    questions: Annotated[
+        str,
+        typer.Option(
+            help="all, or even / odd: score only the questions at even or odd rows (choose a "
+            "configuration on one half, report it on the other)."
+        ),
+    ] = "all",
 ) -> None:
     """Chunk, embed, retrieve and score: recall, precision, IoU (Chroma's metrics), ranking
     metrics and code-lookup scores; prints a table and writes JSON, Markdown and a PNG."""
@@ -57,6 +65,6 @@ def eval_(
         fail(f"--budget-tokens must be at least 1, got {budget_tokens}")
     try:
         run_eval(dataset, specs, embedder, k, budget_tokens, output,
-                 cache_dir=None if no_cache else cache_dir)  # fmt: skip
+                 cache_dir=None if no_cache else cache_dir, questions=questions)  # fmt: skip
     except FissureError as exc:
         fail(str(exc))

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from fissure.errors import FissureError
+from fissure.eval.dataset import HALVES
 from fissure.eval.run import DEFAULT_CACHE, DEFAULT_OUT, run_eval
 
 
@@ -21,10 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=None, help="reader budget in tokens")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="report folder")
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="embedding cache folder")
+    parser.add_argument("--questions", default="all", choices=HALVES,
+                        help="score all questions, or those at even / odd rows")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         run_eval(args.dataset, args.strategy, args.embedder, args.k, args.budget, args.out,
-                 cache_dir=args.cache)  # fmt: skip
+                 cache_dir=args.cache, questions=args.questions)  # fmt: skip
     except FissureError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

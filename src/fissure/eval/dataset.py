@@ -20,10 +20,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from fissure.errors import InputError
+from fissure.errors import ConfigError, InputError
 from fissure.eval.spans import Span
 
 CHROMA_QUESTIONS = "questions_df.csv"
+HALVES = ("all", "even", "odd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,23 @@ class Dataset:
     name: str
     corpora: dict[str, str]
     questions: tuple[Question, ...]
+
+    def half(self, which: str) -> Dataset:
+        """The questions at even or odd row positions (``"even"``/``"odd"``), or all of them
+        (``"all"``); the corpora stay whole, so retrieval still searches every chunk.
+
+        Choosing a configuration on one half and reporting it on the other is the honest
+        way to tune on a single benchmark.
+
+        Raises:
+            ConfigError: ``which`` is none of the three.
+        """
+        if which == "all":
+            return self
+        if which not in HALVES:
+            raise ConfigError(f"unknown question subset {which!r}: use all, even or odd")
+        first = 0 if which == "even" else 1
+        return Dataset(self.name, self.corpora, self.questions[first::2])
 
 
 def _read_text(path: Path) -> str:

@@ -32,6 +32,7 @@ def run_eval(
     *,
     cache_dir: str | Path | None = DEFAULT_CACHE,
     console: Console | None = None,
+    questions: str = "all",
 ) -> list[dict[str, Any]]:
     """Evaluate named strategies on a dataset and write ``eval.json``/``.md``/``.png``.
 
@@ -47,6 +48,8 @@ def run_eval(
         cache_dir: Where embeddings persist (``None``: no cache); the SQLite cache of
             :class:`fissure.embed.CachedEmbedder`, keyed by model id and text hash.
         console: Rich console for the table and progress (default: stdout).
+        questions: ``all``, or ``even``/``odd`` to score only the questions at even or odd
+            row positions (tune on one half, report the other: :meth:`Dataset.half`).
 
     Returns:
         One JSON-ready summary per strategy (see ``StrategyResult.summary``).
@@ -55,7 +58,7 @@ def run_eval(
         FissureError: Bad dataset, strategy or embedder name (the message says which).
     """
     console = console or Console()
-    dataset = load_dataset(dataset_path)
+    dataset = load_dataset(dataset_path).half(questions)
     inner = load_embedder(embedder)
     # CachedEmbedder exposes the protocol's attributes as read-only properties.
     model = cast(Embedder, CachedEmbedder(inner, cache_dir)) if cache_dir else inner
@@ -74,7 +77,9 @@ def run_eval(
     summaries = [r.summary() for r in results]
     meta = {
         "dataset": str(dataset_path),
-        "questions": len(dataset.questions),
+        "questions": len(dataset.questions)
+        if questions == "all"
+        else f"{len(dataset.questions)} ({questions} rows)",
         "corpora": len(dataset.corpora),
         "embedder": model.model_id,
         "retrieval": "exact cosine over the chunks of all corpora pooled",
