@@ -13,6 +13,8 @@ BREAKPOINTS = ("percentile", "standard_deviation", "interquartile", "gradient")
 # (all-MiniLM-L6-v2 reads 256 word pieces, two of them [CLS] and [SEP]).
 DEFAULT_MAX = {"minilm": 254, "chars": 1000, "words": 200}
 DEFAULT_MAX_TOKENS = 512
+# The smallest sentence-piece budget: one character can take 4 cl100k_base tokens.
+SUB_VECTOR_MIN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,14 @@ class ChunkSettings:
             for a one-vector index on Chroma's benchmark with MiniLM).
         embed_window_before: Share of the window's free budget spent in front of the
             chunk, 0..1 (0.5: centred).
+        sub_vector_tokens: Multi-vector retrieval (``fissure ingest``): also cut each
+            document into sentence pieces of at most this many ``cl100k_base`` tokens
+            (strategy ``sentence``), embed them and store them linked to the chunks they
+            overlap, so that ``query(..., sub_weight=w)`` can blend a chunk's own score with
+            its best piece's (30 ranked best on Chroma's benchmark with MiniLM). ``None``:
+            off. Chunks, their text and their vectors do not change.
+        dedup: Leave out of the store every chunk whose text equals an earlier chunk's in
+            the same document (the first copy is kept).
     """
 
     strategy: str = "structural"
@@ -80,6 +90,8 @@ class ChunkSettings:
     embed_window_tokens: int | None = None
     embed_window_share: float = 0.6
     embed_window_before: float = 0.5
+    sub_vector_tokens: int | None = None
+    dedup: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -108,6 +120,7 @@ class ChunkSettings:
             raise ConfigError("separators and language apply to strategy='recursive' only")
         self._check_semantic()
         self._check_window()
+        self._check_retrieval()
         if self.separators is not None and not self.separators:
             raise ConfigError("separators must not be empty: give at least one, e.g. ['\\n\\n']")
 
@@ -139,6 +152,18 @@ class ChunkSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                 raise ConfigError(f"{name} must be a number within 0..1, got {value!r}")
+
+    def _check_retrieval(self) -> None:
+        tokens = self.sub_vector_tokens
+        if tokens is not None and (
+            not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < SUB_VECTOR_MIN
+        ):
+            raise ConfigError(
+                f"sub_vector_tokens must be an integer >= {SUB_VECTOR_MIN} (cl100k_base tokens "
+                f"per sentence piece; 30 works well) or None to turn it off, got {tokens!r}"
+            )
+        if not isinstance(self.dedup, bool):
+            raise ConfigError(f"dedup must be True or False, got {self.dedup!r}")
 
     @property
     def semantic(self) -> bool:

@@ -40,9 +40,12 @@ def run(src: str | Path, store: Path, embedder: HashEmbedder | None = None, **op
 
 
 def snapshot(store: Path) -> dict[str, Any]:
-    """Everything a store holds: chunks (id → source, offsets, text) and manifest rows."""
-    chunks = {i: (m["source"], m["start"], m["end"], t) for i, t, m in ChromaStore(
-        store / "chroma").items()}  # fmt: skip
+    """Everything a store holds: chunks (id → source, offsets, text), sentence-piece links
+    (id → source, offsets, chunk id, text) and manifest rows."""
+    chroma = ChromaStore(store / "chroma")
+    chunks = {i: (m["source"], m["start"], m["end"], t) for i, t, m in chroma.items()}
+    pieces = {i: (m["source"], m["start"], m["end"], m["chunk_id"], t)
+              for i, t, m in chroma.pieces()}  # fmt: skip
     manifest = Manifest(store)
     try:
         documents = {s: (st, len(t)) for s, st, t in manifest.documents()}
@@ -51,7 +54,7 @@ def snapshot(store: Path) -> dict[str, Any]:
         pending = manifest.pending()
     finally:
         manifest.close()
-    return {"chunks": chunks, "documents": documents, "listed": listed,
+    return {"chunks": chunks, "pieces": pieces, "documents": documents, "listed": listed,
             "failures": failures, "pending": pending}  # fmt: skip
 
 
@@ -60,6 +63,8 @@ def assert_same_store(got: dict[str, Any], want: dict[str, Any]) -> None:
     assert set(got["chunks"]) == set(want["chunks"]), "chunk ids differ"
     assert got["chunks"] == want["chunks"]
     assert got["listed"] == set(got["chunks"]), "manifest and store disagree"
+    assert got["pieces"] == want["pieces"], "sentence pieces differ"
+    assert {p[3] for p in got["pieces"].values()} <= set(got["chunks"]), "orphan pieces"
     assert got["documents"] == want["documents"]
     assert got["failures"] == want["failures"]
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from fissure import Chunker
 from fissure.store import ChromaStore, Entry, Failure, Manifest, Store
+from fissure.store.protocol import Piece
 from tests.ingest.helpers import HashEmbedder
 
 TEXT = "# Title of alpha\n\n## One alpha\n\n" + "alpha " * 30 + "\n\n## Two\n\n" + "beta " * 30
@@ -58,3 +60,24 @@ def test_manifest_records_pending_and_failures(tmp_path: Path) -> None:
     m.record_run("o", "spec", {"embedder": "minilm"})
     assert m.runs()["o"][0] == "spec"
     m.close()
+
+
+def test_chroma_pieces_are_linked_blended_and_deleted_with_their_source(tmp_path: Path) -> None:
+    store = ChromaStore(tmp_path / "chroma")
+    a, b = _chunks("a.md"), _chunks("b.md")
+    hasher = HashEmbedder()
+    store.upsert(a + b, hasher.embed([c.text for c in a + b]))
+    first = a[0]
+    piece = Piece("a.md", first.start, first.start + 5, first.text[:5], (first.chunk_id,))
+    both = Piece("b.md", b[0].end - 3, b[1].start + 3, "xy", (b[0].chunk_id, b[1].chunk_id))
+    store.upsert_pieces([piece, both], hasher.embed([piece.text, both.text]))
+    store.upsert_pieces([piece], hasher.embed([piece.text]))  # idempotent
+    assert store.count_pieces() == 3  # one record per (piece, chunk) link
+    query = hasher.embed([piece.text])[0]  # the piece itself: its chunk must win
+    hit = store.query(query, k=1, sub_weight=0.4)[0]
+    own = float(hasher.embed([first.text])[0] @ query)
+    assert hit.chunk_id == first.chunk_id and hit.score == pytest.approx(0.6 * own + 0.4, abs=1e-5)
+    store.delete_sources(["b.md"])
+    assert {m["source"] for _, _, m in store.pieces()} == {"a.md"}
+    store.delete_sources(["a.md"])
+    assert store.count_pieces() == 0 and store.count() == 0

@@ -47,6 +47,21 @@ def ingest(
     embed_window_share: Annotated[
         float, typer.Option(help="The window vector's weight in that blend, 0..1.")
     ] = 0.6,
+    sub_vectors: Annotated[
+        int | None,
+        typer.Option(
+            "--sub-vectors",
+            help="Also store sentence pieces of at most this many cl100k_base tokens (30 "
+            "works well), linked to the chunks they overlap, for `fissure query --sub-weight`.",
+        ),
+    ] = None,
+    dedup: Annotated[
+        bool,
+        typer.Option(
+            "--dedup", help="Leave out chunks whose text repeats an earlier chunk's in the "
+            "same document."
+        ),
+    ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
     workers: Annotated[
         int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
@@ -74,6 +89,8 @@ def ingest(
             tokenizer=tokenizer,
             embed_window_tokens=embed_window,
             embed_window_share=embed_window_share,
+            sub_vector_tokens=sub_vectors,
+            dedup=dedup,
         )
         found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
         model = load_embedder(embedder)
@@ -102,6 +119,8 @@ def print_summary(summary: object) -> None:
     err.print(
         f"{s.origin}: {s.listed} files listed, {s.processed} chunked, {s.unchanged} unchanged, "
         f"{s.removed} removed; {s.chunks} chunks embedded"
+        + (f", {s.pieces} sentence pieces" if s.pieces else "")
+        + (f", {s.duplicates} repeated chunks left out" if s.duplicates else "")
     )
     tk = s.tokens
     err.print(

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display
-from fissure.cli.output import fail
+from fissure.cli.output import err, fail
 from fissure.errors import FissureError
 
 
@@ -22,6 +22,14 @@ def query(
     embedder: Annotated[
         str | None, typer.Option(help="Default: the embedder the store was built with.")
     ] = None,
+    sub_weight: Annotated[
+        float | None,
+        typer.Option(
+            "--sub-weight",
+            help="Blend each chunk's score with its best sentence piece's, this much (0..1; "
+            "0.4 works well); needs a store ingested with --sub-vectors.",
+        ),
+    ] = None,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet."""
     from fissure.embed import load_embedder
@@ -29,6 +37,8 @@ def query(
 
     if k < 1:
         fail("-k must be at least 1")
+    if sub_weight is not None and not 0 <= sub_weight <= 1:
+        fail("--sub-weight must be within 0..1")
     if not (store / "manifest.sqlite3").is_file():
         fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
     try:
@@ -40,7 +50,11 @@ def query(
         model = load_embedder(spec)
         if built_with and built_with != model.model_id:
             fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
-        hits = ChromaStore(store / "chroma").query(model.embed([text])[0], k, filters)
+        chroma = ChromaStore(store / "chroma")
+        if sub_weight is not None and chroma.count() and not chroma.count_pieces():
+            err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
+                      "--sub-weight is ignored")  # fmt: skip
+        hits = chroma.query(model.embed([text])[0], k, filters, sub_weight=sub_weight)
     except FissureError as exc:
         fail(str(exc))
     if not hits:

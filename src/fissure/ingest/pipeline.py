@@ -59,7 +59,12 @@ class Options:
 
 @dataclass
 class Summary:
-    """What a run did, and what the store now holds for its origin."""
+    """What a run did, and what the store now holds for its origin.
+
+    ``chunks`` counts the chunks stored in this run; ``duplicates`` the chunks it left out
+    under ``dedup`` (in neither the store, the manifest nor the export); ``pieces`` the
+    sentence pieces stored under ``sub_vector_tokens``.
+    """
 
     origin: str
     listed: int
@@ -73,6 +78,8 @@ class Summary:
     tokens: dict[str, float]
     timings: Timings
     workers_replaced: int = 0
+    duplicates: int = 0
+    pieces: int = 0
 
 
 def ingest(
@@ -98,7 +105,8 @@ def ingest(
         spec: How the user named the source (recorded for ``dlq retry``).
         embedder_spec: How the user named the embedder (recorded likewise).
         force: Sources to redo even if unchanged.
-        export: Write each chunk made in this run here, as a JSON line.
+        export: Write each chunk stored in this run here, as a JSON line (chunks left
+            out by ``dedup`` are not written).
 
     Raises:
         ConfigError: The store was built with an embedder of another width.
@@ -285,6 +293,8 @@ def _summarize(
         tokens=token_stats(sizes),
         timings=timings,
         workers_replaced=replaced,
+        duplicates=timings.duplicates,
+        pieces=timings.pieces,
     )
 
 

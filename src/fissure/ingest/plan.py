@@ -22,6 +22,10 @@ def fingerprint(settings: ChunkSettings, model_id: str) -> str:
     if settings.embed_window_tokens is None:  # off: stores made before the option keep their stamp
         for name in ("embed_window_tokens", "embed_window_share", "embed_window_before"):
             fields.pop(name)
+    if settings.sub_vector_tokens is None:  # likewise
+        fields.pop("sub_vector_tokens")
+    if not settings.dedup:
+        fields.pop("dedup")
     payload = {"settings": fields, "model": model_id, "pipeline": PIPELINE_VERSION}
     raw = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.blake2b(raw, digest_size=12).hexdigest()

@@ -2,7 +2,8 @@
 :class:`~fissure.ingest.workers.WorkerPool`.
 
 It reads its settings, then ``(source, bytes)`` messages from the socket ``FD``, and answers
-each with the chunks or the failure. It imports the plugin modules first (they may register
+each with the chunks (and their windows and sentence pieces, when those are on) or the
+failure. It imports the plugin modules first (they may register
 parsers), caps its own address space, and dies with its parent.
 """
 
@@ -40,10 +41,12 @@ def serve(
     for name in plugins:
         importlib.import_module(name)
     from fissure.chunker import Chunker
+    from fissure.ingest.pieces import piece_maker, repeated
     from fissure.parse import parse
 
     chunker = Chunker(settings)
     window = _windower(settings)
+    make_pieces = piece_maker(settings)
     if memory_mb:
         _limit_memory(memory_mb)
     while True:
@@ -60,8 +63,15 @@ def serve(
             stage = "split"
             chunks = chunker.chunk_document(document)
             windows = window(document, chunks)
+            duplicates = 0
+            if settings.dedup:
+                again = repeated(chunks)
+                duplicates = sum(again)
+                chunks = [c for c, r in zip(chunks, again, strict=True) if not r]
+                windows = [w for w, r in zip(windows, again, strict=False) if not r]
+            pieces = make_pieces(document, chunks)
             reply: tuple[Any, ...] = (
-                "ok", source, chunks, time.perf_counter() - started, windows
+                "ok", source, chunks, time.perf_counter() - started, windows, pieces, duplicates
             )  # fmt: skip
         except (Exception, MemoryError, RecursionError) as exc:
             seconds = time.perf_counter() - started

@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from fissure.config import ChunkSettings
+from fissure.store.protocol import Piece
 from fissure.types import Chunk
 
 PLUGINS_ENV = "FISSURE_PLUGINS"
@@ -41,6 +42,8 @@ class Outcome:
     """A document's chunks, or why it has none (``stage``, ``error_type``, ``message``).
 
     ``windows``: one text per chunk to embed beside it (``embed_window_tokens``), or empty.
+    ``pieces``: the sentence pieces linked to the chunks (``sub_vector_tokens``), or empty.
+    ``duplicates``: chunks left out because their text repeats an earlier one (``dedup``).
     """
 
     source: str
@@ -51,6 +54,8 @@ class Outcome:
     traceback: str = ""
     seconds: float = 0.0
     windows: list[str] = field(default_factory=list)
+    pieces: list[Piece] = field(default_factory=list)
+    duplicates: int = 0
 
     @property
     def failed(self) -> bool:
@@ -202,8 +207,9 @@ class WorkerPool:
 
 def _outcome(message: tuple[Any, ...]) -> Outcome:
     if message[0] == "ok":
-        _, source, chunks, seconds, windows = message
-        return Outcome(source, chunks, seconds=seconds, windows=windows)
+        _, source, chunks, seconds, windows, pieces, duplicates = message
+        return Outcome(source, chunks, seconds=seconds, windows=windows, pieces=pieces,
+                       duplicates=duplicates)  # fmt: skip
     _, source, stage, kind, text, trace, seconds = message
     return Outcome(source, [], stage, kind, text, trace, seconds)
 

@@ -1,8 +1,9 @@
 """Embed and store finished documents, in the order that makes a crash harmless.
 
 For each group of documents: mark them pending in the manifest → embed → delete their old
-chunks by source → upsert the new chunks → commit their manifest rows (and dead letters),
-which clears the marks. Chunk ids are content-addressed, so redoing any of it is harmless.
+chunks and pieces by source → upsert the new chunks and pieces → commit their manifest rows
+(and dead letters), which clears the marks. Chunk and piece ids are content-addressed, so
+redoing any of it is harmless.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from fissure.embed import Embedder
 from fissure.embed.window import blend
 from fissure.ingest.workers import Outcome
 from fissure.store.manifest import Entry, Failure, Manifest
-from fissure.store.protocol import Store
+from fissure.store.protocol import Piece, Store
 from fissure.types import Chunk
 
 
@@ -37,6 +38,8 @@ class Timings:
     total: float = 0.0
     embed_calls: int = 0
     embedded: int = 0
+    pieces: int = 0
+    duplicates: int = 0
     failures: list[Failure] = field(default_factory=list)
 
 
@@ -94,34 +97,45 @@ class Writer:
         self.manifest.mark_pending(sources)
         t.manifest += time.perf_counter() - started
         chunks = [c for o in group for c in o.chunks]
+        pieces = [p for o in group for p in o.pieces]
         self._embedding = True
         started = time.perf_counter()
-        vectors = self._vectors(group, chunks) if chunks else None
+        vectors = self._vectors(group, chunks, pieces) if chunks else None
         t.embed += time.perf_counter() - started
         t.embed_calls += 1 if chunks else 0
         self._embedding = False
         started = time.perf_counter()
         self.store.delete_sources(sources)
         if vectors is not None:
-            self.store.upsert(chunks, vectors)
+            self.store.upsert(chunks, vectors[: len(chunks)])
+            if pieces:
+                self.store.upsert_pieces(pieces, vectors[len(chunks) :])
         t.store += time.perf_counter() - started
         started = time.perf_counter()
         entries, failures = self._records(group)
         self.manifest.commit(entries, failures)
         t.manifest += time.perf_counter() - started
         t.embedded += len(chunks)
+        t.pieces += len(pieces)
+        t.duplicates += sum(o.duplicates for o in group)
         t.failures.extend(failures)
         self.on_chunks(len(chunks))
 
-    def _vectors(self, group: Sequence[Outcome], chunks: list[Chunk]) -> np.ndarray:
-        """The chunks' vectors; with windows, each blended with its window's vector."""
+    def _vectors(
+        self, group: Sequence[Outcome], chunks: list[Chunk], pieces: list[Piece]
+    ) -> np.ndarray:
+        """The chunks' vectors (with windows, each blended with its window's vector), then
+        the pieces' vectors, all from one embedding call."""
         windows = [w for o in group for w in o.windows]
-        if not windows:
-            return self.embedder.embed([c.embedding_text() for c in chunks])
-        if len(windows) != len(chunks):
+        if windows and len(windows) != len(chunks):
             raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
-        both = self.embedder.embed([c.embedding_text() for c in chunks] + windows)
-        return blend(both[: len(chunks)], both[len(chunks) :], self.window_share)
+        texts = [c.embedding_text() for c in chunks] + windows + [p.text for p in pieces]
+        every = self.embedder.embed(texts)
+        n = len(chunks)
+        own = every[:n]
+        if windows:
+            own = blend(own, every[n : 2 * n], self.window_share)
+        return np.concatenate([own, every[n + len(windows) :]])
 
     def _records(self, group: Sequence[Outcome]) -> tuple[list[Entry], list[Failure]]:
         entries, failures = [], []

@@ -5,6 +5,6 @@
 
 from fissure.store.chroma import ChromaStore
 from fissure.store.manifest import Entry, Failure, Manifest
-from fissure.store.protocol import Hit, Store
+from fissure.store.protocol import Hit, Piece, Store
 
-__all__ = ["ChromaStore", "Entry", "Failure", "Hit", "Manifest", "Store"]
+__all__ = ["ChromaStore", "Entry", "Failure", "Hit", "Manifest", "Piece", "Store"]

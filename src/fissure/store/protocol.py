@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -28,6 +29,32 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A small sentence piece of a document, stored beside the chunks it overlaps
+    (multi-vector retrieval, ``sub_vector_tokens``).
+
+    Attributes:
+        source: The document's source.
+        start: Where the piece starts in the document text.
+        end: Where it ends (exclusive).
+        text: ``document.text[start:end]``.
+        chunk_ids: The stored chunks whose span overlaps the piece.
+    """
+
+    source: str
+    start: int
+    end: int
+    text: str
+    chunk_ids: tuple[str, ...]
+
+    @property
+    def piece_id(self) -> str:
+        """Content-addressed: a hash of the source, the offsets and the text."""
+        raw = f"{self.source}\0{self.start}\0{self.end}\0{self.text}"
+        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 @runtime_checkable
 class Store(Protocol):
     """A vector store of chunks, small enough that others can follow.
@@ -41,14 +68,27 @@ class Store(Protocol):
         """Add or replace ``chunks`` (keyed by ``chunk_id``) with one vector each."""
         ...
 
+    def upsert_pieces(self, pieces: Sequence[Piece], embeddings: np.ndarray) -> None:
+        """Add or replace ``pieces`` (keyed by ``piece_id``) with one vector each."""
+        ...
+
     def delete_sources(self, sources: Sequence[str]) -> None:
-        """Remove every chunk whose document came from one of ``sources``."""
+        """Remove every chunk and piece whose document came from one of ``sources``."""
         ...
 
     def query(
-        self, vector: np.ndarray, k: int = 5, where: Mapping[str, Any] | None = None
+        self,
+        vector: np.ndarray,
+        k: int = 5,
+        where: Mapping[str, Any] | None = None,
+        *,
+        sub_weight: float | None = None,
     ) -> list[Hit]:
-        """The ``k`` chunks closest to ``vector``, optionally filtered on metadata equality."""
+        """The ``k`` chunks closest to ``vector``, optionally filtered on metadata equality.
+
+        With ``sub_weight`` ``w`` (and pieces stored), a chunk's score is ``(1 - w) *`` its
+        own cosine ``+ w *`` the best cosine among the pieces that overlap it.
+        """
         ...
 
     def count(self) -> int:

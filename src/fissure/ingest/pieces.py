@@ -1,0 +1,63 @@
+"""Retrieval extras computed in the workers: sentence pieces (multi-vector) and dedup.
+
+``sub_vector_tokens``: the document is also cut with
+``Chunker(strategy="sentence", max_tokens=N, tokenizer="cl100k_base")`` and each piece is
+linked to the stored chunks its span overlaps (the evaluator's ``+sub=W+subsize=N``).
+``dedup``: a chunk whose text equals an earlier chunk's in the same document is not stored.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate
+
+from fissure.config import ChunkSettings
+from fissure.store.protocol import Piece
+from fissure.types import Chunk, Document
+
+
+def repeated(chunks: Sequence[Chunk]) -> list[bool]:
+    """For each chunk, whether its text equals an earlier chunk's (the first copy stays)."""
+    seen: set[str] = set()
+    out = []
+    for chunk in chunks:
+        out.append(chunk.text in seen)
+        seen.add(chunk.text)
+    return out
+
+
+def link_pieces(
+    document: Document, spans: Sequence[tuple[int, int]], chunks: Sequence[Chunk]
+) -> list[Piece]:
+    """The pieces at ``spans`` of ``document``, each with the chunks it overlaps (by
+    offsets; a piece that overlaps no chunk is left out)."""
+    placed = sorted(chunks, key=lambda c: (c.start, c.end))
+    starts = [c.start for c in placed]
+    reach = list(accumulate((c.end for c in placed), max))  # furthest end so far
+    source = document.source or ""
+    pieces = []
+    for s, e in spans:
+        owners = []
+        i = bisect_right(reach, s)  # the first chunk whose prefix reaches past s
+        while i < len(placed) and starts[i] < e:
+            if min(placed[i].end, e) > max(placed[i].start, s):
+                owners.append(placed[i].chunk_id)
+            i += 1
+        if owners:
+            pieces.append(Piece(source, s, e, document.text[s:e], tuple(owners)))
+    return pieces
+
+
+def piece_maker(settings: ChunkSettings) -> Callable[[Document, list[Chunk]], list[Piece]]:
+    """``make(document, chunks)``: the document's pieces linked to ``chunks``, or ``[]``
+    when ``sub_vector_tokens`` is off."""
+    tokens = settings.sub_vector_tokens
+    if tokens is None:
+        return lambda document, chunks: []
+    from fissure.chunker import Chunker
+
+    cutter = Chunker(strategy="sentence", max_tokens=tokens, tokenizer="cl100k_base")
+    return lambda document, chunks: (
+        link_pieces(document, cutter.spans(document.text), chunks) if chunks else []
+    )
