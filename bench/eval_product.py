@@ -1,0 +1,99 @@
+"""The evaluator's retrieval recipe end to end through the product.
+
+``fissure.eval`` scores strategies with its own exact retrieval. This script checks that the
+same recipe, run the way a user runs it (``fissure ingest`` into the Chroma store, then
+``ChromaStore.query``), gets the same figures: it ingests the Chroma benchmark's corpora
+folder, asks every question through the store and scores the hits with the evaluator's
+metrics (character recall, precision and IoU at k, from the chunks' exact offsets).
+
+Usage::
+
+    python -m bench.eval_product /path/to/chroma-chunking-eval --store .fissure/eval-product
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from fissure.config import ChunkSettings
+from fissure.embed import load_embedder
+from fissure.eval.dataset import HALVES, load_chroma
+from fissure.eval.metrics import Located, mean_std, token_scores
+from fissure.ingest import Options, ingest, open_source
+from fissure.store import ChromaStore
+
+
+def settings_from(args: argparse.Namespace) -> ChunkSettings:
+    """The ingest settings under test."""
+    return ChunkSettings(
+        strategy=args.strategy,
+        max_tokens=args.max_tokens,
+        min_tokens=args.min_tokens,
+        tokenizer="cl100k_base",
+        embedder=args.embedder,
+        embed_window_tokens=args.window,
+        embed_window_share=args.share,
+        sub_vector_tokens=args.sub_vectors,
+        dedup=args.dedup,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Ingest the corpora, query every question, print recall / precision / IoU."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.eval_product",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("dataset", type=Path, help="Chroma dataset folder")
+    parser.add_argument("--store", type=Path, default=Path(".fissure/eval-product"))
+    parser.add_argument("--strategy", default="semantic")
+    parser.add_argument("--max-tokens", type=int, default=140)
+    parser.add_argument("--min-tokens", type=int, default=50)
+    parser.add_argument("--embedder", default="minilm", help="for queries, vectors and cuts")
+    parser.add_argument("--window", type=int, default=254, help="embed_window_tokens (0: off)")
+    parser.add_argument("--share", type=float, default=0.8)
+    parser.add_argument("--sub-vectors", type=int, default=30, help="piece tokens (0: off)")
+    parser.add_argument("--sub-weight", type=float, default=0.4)
+    parser.add_argument("--dedup", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("-k", type=int, default=5)
+    parser.add_argument("--questions", default="all", choices=HALVES)
+    args = parser.parse_args(argv)
+    args.window = args.window or None
+    args.sub_vectors = args.sub_vectors or None
+
+    dataset = load_chroma(args.dataset).half(args.questions)
+    settings = settings_from(args)
+    model = load_embedder(args.embedder)
+    started = time.perf_counter()
+    options = Options(settings=settings, workers=1, timeout=3600, memory_mb=None, progress=False)
+    summary = ingest(open_source(str(args.dataset / "corpora")), args.store, model, options)
+    ingested = time.perf_counter() - started
+    store = ChromaStore(args.store / "chroma")
+    vectors = model.embed([q.query for q in dataset.questions])
+    weight = args.sub_weight if args.sub_vectors else None
+    recall, precision, iou = [], [], []
+    for question, vector in zip(dataset.questions, vectors, strict=True):
+        hits = store.query(vector, k=args.k, sub_weight=weight)
+        located: list[Located] = [
+            (Path(str(h.metadata["source"])).stem, int(h.metadata["start"]), int(h.metadata["end"]))
+            for h in hits
+        ]  # the corpus id is the file stem
+        scores = token_scores(question.gold, question.corpus_id, located)
+        recall.append(scores.recall)
+        precision.append(scores.precision)
+        iou.append(scores.iou)
+    print(f"settings: {asdict(settings)}; sub_weight {weight}; k={args.k}; {args.questions} "
+          f"questions ({len(dataset.questions)})")  # fmt: skip
+    print(f"ingest: {summary.chunks} chunks, {summary.pieces} pieces, {summary.duplicates} "
+          f"duplicates left out, {ingested:.0f} s")  # fmt: skip
+    for name, values in (("recall", recall), ("precision", precision), ("IoU", iou)):
+        mean, std = mean_std(values)
+        print(f"{name}: {mean:.2f} ± {std:.1f}")
+
+
+if __name__ == "__main__":
+    main()
