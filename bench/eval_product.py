@@ -38,6 +38,7 @@ def settings_from(args: argparse.Namespace) -> ChunkSettings:
         embed_window_share=args.share,
         sub_vector_tokens=args.sub_vectors,
         dedup=args.dedup,
+        embed_headings=args.embed_headings,
     )
 
 
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sub-vectors", type=int, default=30, help="piece tokens (0: off)")
     parser.add_argument("--sub-weight", type=float, default=0.4)
     parser.add_argument("--dedup", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--embed-headings", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("-k", type=int, default=5)
     parser.add_argument("--questions", default="all", choices=HALVES)
     args = parser.parse_args(argv)

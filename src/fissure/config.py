@@ -62,6 +62,11 @@ class ChunkSettings:
             for a one-vector index on Chroma's benchmark with MiniLM).
         embed_window_before: Share of the window's free budget spent in front of the
             chunk, 0..1 (0.5: centred).
+        embed_headings: ``fissure ingest``: embed each chunk (and its window and sentence
+            pieces) after its headings breadcrumb line (``Section › Subsection``, no file
+            name), which on Chroma's benchmark helped where ``prepend_context``'s
+            file-name-led line did not. What is stored does not change; the line is not
+            counted in ``max_tokens``. Not with ``prepend_context``.
         sub_vector_tokens: Multi-vector retrieval (``fissure ingest``): also cut each
             document into sentence pieces of at most this many ``cl100k_base`` tokens
             (strategy ``sentence``), embed them and store them linked to the chunks they
@@ -92,6 +97,7 @@ class ChunkSettings:
     embed_window_before: float = 0.5
     sub_vector_tokens: int | None = None
     dedup: bool = False
+    embed_headings: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -120,6 +126,7 @@ class ChunkSettings:
             raise ConfigError("separators and language apply to strategy='recursive' only")
         self._check_semantic()
         self._check_window()
+        self._check_headings()
         self._check_retrieval()
         if self.separators is not None and not self.separators:
             raise ConfigError("separators must not be empty: give at least one, e.g. ['\\n\\n']")
@@ -141,6 +148,16 @@ class ChunkSettings:
             raise ConfigError(f"target_chunks must be >= 1, got {self.target_chunks}")
         if self.atom_tokens < 1:
             raise ConfigError(f"atom_tokens must be >= 1, got {self.atom_tokens}")
+
+    def _check_headings(self) -> None:
+        if not isinstance(self.embed_headings, bool):
+            raise ConfigError(f"embed_headings must be true or false, got {self.embed_headings!r}")
+        if self.embed_headings and self.prepend_context:
+            raise ConfigError(
+                "embed_headings and prepend_context both put a line in front of the embedded "
+                "chunk: choose one (embed_headings: headings only; prepend_context: file name "
+                "and headings, counted in the budget)"
+            )
 
     def _check_window(self) -> None:
         tokens = self.embed_window_tokens

@@ -140,3 +140,18 @@ def test_bad_settings_are_refused(tokens, before) -> None:
 def test_chunk_settings_validate_the_window(kwargs) -> None:
     with pytest.raises(ConfigError):
         ChunkSettings(**kwargs)
+
+
+def test_window_texts_with_headings_put_the_breadcrumb_in_front(sizer, model_count) -> None:
+    from fissure.embed.window import heading_line
+
+    doc = parse(sorted(CORPUS.glob("*.md"))[0].read_text(encoding="utf-8"), source="x.md")
+    chunks = Chunker(ChunkSettings(max_tokens=64)).chunk_document(doc)
+    texts = window_texts(doc, chunks, sizer, 128, headings=True)
+    assert any(c.headings for c in chunks)
+    for chunk, text in zip(chunks, texts, strict=True):
+        line = heading_line(chunk.headings)
+        assert text.startswith(line)
+        assert chunk.text in text[len(line) :] and text[len(line) :] in doc.text
+        assert model_count(text) <= 128
+    assert heading_line(()) == "" and heading_line(("A", "B")) == "A › B\n"

@@ -212,3 +212,21 @@ def test_cli_ingest_and_query_with_sub_vectors_and_dedup(tmp_path: Path) -> None
     assert out.exit_code == 0, out.output
     out = runner.invoke(app, ["query", "x", "--store", str(plain), "--sub-weight", "0.4"])
     assert out.exit_code == 0 and "no sentence pieces" in out.output
+
+
+def test_cli_ingest_passes_min_tokens_and_embed_headings(tmp_path: Path) -> None:
+    from fissure.store.manifest import Manifest
+
+    root = write_corpus(tmp_path / "corpus", n=2)
+    store = tmp_path / "store"
+    out = CliRunner().invoke(app, [
+        "ingest", str(root), "--store", str(store), "--workers", "1", "--embedder", "hashing",
+        "--tokenizer", "words", "--max-tokens", "40", "--min-tokens", "5", "--embed-headings",
+    ])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    manifest = Manifest(store)
+    try:
+        (_, config, _), = manifest.runs().values()
+    finally:
+        manifest.close()
+    assert config["settings"]["min_tokens"] == 5 and config["settings"]["embed_headings"] is True

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from fissure.embed.window import blend
 from fissure.ingest.plan import fingerprint
@@ -72,3 +73,40 @@ def test_prepend_context_reaches_the_embedder(corpus: Path, tmp_path: Path) -> N
     for text in with_context:
         context, _, body = text.partition("\n")
         assert context and body in stored
+
+
+def test_embed_headings_puts_the_breadcrumb_in_front_of_chunks_windows_and_pieces(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """``embed_headings``: chunks, windows and sentence pieces are embedded after their
+    headings line (``Document 0 › Part 1``); the store keeps the bare texts."""
+    from fissure.embed.window import heading_line
+
+    settings = replace(SETTINGS, embed_headings=True, embed_window_tokens=60,
+                       sub_vector_tokens=12)  # fmt: skip
+    embedder = Recording()
+    run(corpus, tmp_path / "store", embedder, settings=settings)
+    embedded = [t for batch in embedder.batches for t in batch]
+    chroma = ChromaStore(tmp_path / "store" / "chroma")
+    stored = {t: m for _, t, m in chroma.items()}
+    crumbs = {heading_line(m["headings"].split(" › ")) for m in stored.values() if m["headings"]}
+    assert any(" › " in c for c in crumbs)  # nested sections: "Document 0 › Part 1"
+    for text, meta in stored.items():
+        line = heading_line(meta["headings"].split(" › ")) if meta["headings"] else ""
+        assert line + text in embedded  # the chunk itself, after its own line
+    headed = [t for t in embedded if any(t.startswith(c) for c in crumbs)]
+    windows = len(headed) - sum(1 for m in stored.values() if m["headings"])
+    assert windows > 0  # windows (and pieces) carry the line too
+    pieces = [(t, m) for _, t, m in chroma.pieces() if str(m["source"]).endswith(".md")]
+    assert pieces
+    for text, _ in pieces:
+        assert any(c + text in embedded for c in crumbs), text
+
+
+def test_embed_headings_does_not_go_with_prepend_context() -> None:
+    from fissure.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="choose one"):
+        replace(SETTINGS, embed_headings=True, prepend_context=True)
+    assert fingerprint(replace(SETTINGS, embed_headings=False), "m") == fingerprint(SETTINGS, "m")
+    assert fingerprint(replace(SETTINGS, embed_headings=True), "m") != fingerprint(SETTINGS, "m")

@@ -31,6 +31,7 @@ def ingest(
     max_tokens: Annotated[
         int | None, typer.Option(help="Hard budget per chunk (default: the tokenizer's).")
     ] = None,
+    min_tokens: Annotated[int, typer.Option(help="Merge smaller chunks into a neighbour.")] = 0,
     tokenizer: Annotated[
         str, typer.Option("--tokenizer", "-t", help="minilm | cl100k_base | chars | words | PATH")
     ] = "minilm",
@@ -62,6 +63,13 @@ def ingest(
             "same document."
         ),
     ] = False,
+    embed_headings: Annotated[
+        bool,
+        typer.Option(
+            "--embed-headings", help="Embed each chunk (and its window and pieces) after its "
+            "headings breadcrumb line; the stored text does not change."
+        ),
+    ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
     workers: Annotated[
         int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
@@ -86,11 +94,13 @@ def ingest(
         settings = ChunkSettings(
             strategy=strategy,
             max_tokens=max_tokens,
+            min_tokens=min_tokens,
             tokenizer=tokenizer,
             embed_window_tokens=embed_window,
             embed_window_share=embed_window_share,
             sub_vector_tokens=sub_vectors,
             dedup=dedup,
+            embed_headings=embed_headings,
         )
         found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
         model = load_embedder(embedder)

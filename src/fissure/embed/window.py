@@ -128,6 +128,12 @@ def window_spans(
     return [windows.span(s, e) for s, e in spans]
 
 
+def heading_line(headings: Sequence[str]) -> str:
+    """The headings breadcrumb (``A › B``) and a newline, or ``""`` without headings: what
+    ``embed_headings`` puts in front of an embedded chunk, window or piece."""
+    return " › ".join(headings) + "\n" if headings else ""
+
+
 def window_texts(
     document: Document,
     chunks: Sequence[Chunk],
@@ -135,10 +141,12 @@ def window_texts(
     max_tokens: int,
     *,
     before: float = 0.5,
+    headings: bool = False,
 ) -> list[str]:
     """What to embed as each chunk's window: an exact slice of the document, or, for a chunk
-    whose ``embedding_text()`` puts its context in front, that context, a newline and a
-    slice that leaves room for them within ``max_tokens``.
+    whose ``embedding_text()`` puts its context in front (or with ``headings``: its
+    :func:`heading_line`), that line and a slice that leaves room for it within
+    ``max_tokens``.
 
     Args:
         document: The document the chunks index into.
@@ -146,15 +154,20 @@ def window_texts(
         sizer: Counts the embedding model's tokens.
         max_tokens: The model's input limit without special tokens.
         before: Share of the free budget spent in front of each chunk.
+        headings: Put each chunk's headings breadcrumb in front (``embed_headings``).
     """
     if not chunks:
         return []
     windows = Windows(document.text, sizer, max_tokens, before=before)
     out: list[str] = []
     for chunk in chunks:
-        full = chunk.embedding_text()
-        prefix = full[: len(full) - len(chunk.text)]
-        limit = max_tokens - sizer.count(prefix) if prefix else max_tokens
+        if headings:  # as the evaluator's +hctx+win: one token spare for the line break
+            prefix = heading_line(chunk.headings)
+            limit = max_tokens - sizer.count(prefix) - 1 if prefix else max_tokens
+        else:
+            full = chunk.embedding_text()
+            prefix = full[: len(full) - len(chunk.text)]
+            limit = max_tokens - sizer.count(prefix) if prefix else max_tokens
         a, b = windows.span(chunk.start, chunk.end, limit=max(1, limit))
         out.append(prefix + document.text[a:b])
     return out

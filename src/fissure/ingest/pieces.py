@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from fissure.config import ChunkSettings
+from fissure.embed.window import heading_line
 from fissure.store.protocol import Piece
 from fissure.types import Chunk, Document
 
@@ -28,16 +29,19 @@ def repeated(chunks: Sequence[Chunk]) -> list[bool]:
 
 
 def link_pieces(
-    document: Document, spans: Sequence[tuple[int, int]], chunks: Sequence[Chunk]
+    document: Document,
+    spans: Sequence[tuple[int, int]],
+    chunks: Sequence[Chunk],
+    prefixes: Sequence[str] | None = None,
 ) -> list[Piece]:
     """The pieces at ``spans`` of ``document``, each with the chunks it overlaps (by
-    offsets; a piece that overlaps no chunk is left out)."""
+    offsets; a piece that overlaps no chunk is left out) and its ``prefixes`` entry."""
     placed = sorted(chunks, key=lambda c: (c.start, c.end))
     starts = [c.start for c in placed]
     reach = list(accumulate((c.end for c in placed), max))  # furthest end so far
     source = document.source or ""
     pieces = []
-    for s, e in spans:
+    for n, (s, e) in enumerate(spans):
         owners = []
         i = bisect_right(reach, s)  # the first chunk whose prefix reaches past s
         while i < len(placed) and starts[i] < e:
@@ -45,7 +49,8 @@ def link_pieces(
                 owners.append(placed[i].chunk_id)
             i += 1
         if owners:
-            pieces.append(Piece(source, s, e, document.text[s:e], tuple(owners)))
+            prefix = prefixes[n] if prefixes else ""
+            pieces.append(Piece(source, s, e, document.text[s:e], tuple(owners), prefix))
     return pieces
 
 
@@ -58,6 +63,16 @@ def piece_maker(settings: ChunkSettings) -> Callable[[Document, list[Chunk]], li
     from fissure.chunker import Chunker
 
     cutter = Chunker(strategy="sentence", max_tokens=tokens, tokenizer="cl100k_base")
-    return lambda document, chunks: (
-        link_pieces(document, cutter.spans(document.text), chunks) if chunks else []
-    )
+    if not settings.embed_headings:
+        return lambda document, chunks: (
+            link_pieces(document, cutter.spans(document.text), chunks) if chunks else []
+        )
+
+    def with_headings(document: Document, chunks: list[Chunk]) -> list[Piece]:
+        if not chunks:
+            return []
+        cut = cutter.chunk_document(document)  # the pieces' own headings breadcrumbs
+        spans = [(c.start, c.end) for c in cut]
+        return link_pieces(document, spans, chunks, [heading_line(c.headings) for c in cut])
+
+    return with_headings

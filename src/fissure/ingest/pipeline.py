@@ -124,7 +124,8 @@ def ingest(
         digests = {item.source: item.digest for item in plan.todo}
         with Progress(opts.progress, len(plan.todo)) as bar:
             writer = Writer(store, manifest, embedder, source.origin, stamp, digests, bar.stored,
-                            window_share=opts.settings.embed_window_share)  # fmt: skip
+                            window_share=opts.settings.embed_window_share,
+                            embed_headings=opts.settings.embed_headings)  # fmt: skip
             replaced = _run(source, plan.todo, writer, opts, bar, export)
         config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
                   "timeout": opts.timeout, "memory_mb": opts.memory_mb}  # fmt: skip

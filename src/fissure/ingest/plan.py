@@ -26,6 +26,8 @@ def fingerprint(settings: ChunkSettings, model_id: str) -> str:
         fields.pop("sub_vector_tokens")
     if not settings.dedup:
         fields.pop("dedup")
+    if not settings.embed_headings:
+        fields.pop("embed_headings")
     payload = {"settings": fields, "model": model_id, "pipeline": PIPELINE_VERSION}
     raw = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.blake2b(raw, digest_size=12).hexdigest()

@@ -92,8 +92,10 @@ def _windower(settings: ChunkSettings) -> Callable[[Document, list[Chunk]], list
     from fissure.size import Sizer
 
     sizer = Sizer.minilm()
-    before = settings.embed_window_before
-    return lambda document, chunks: window_texts(document, chunks, sizer, tokens, before=before)
+    before, headings = settings.embed_window_before, settings.embed_headings
+    return lambda document, chunks: window_texts(
+        document, chunks, sizer, tokens, before=before, headings=headings
+    )
 
 
 def _limit_memory(memory_mb: int) -> None:

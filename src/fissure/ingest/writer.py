@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fissure.embed import Embedder
-from fissure.embed.window import blend
+from fissure.embed.window import blend, heading_line
 from fissure.ingest.workers import Outcome
 from fissure.store.manifest import Entry, Failure, Manifest
 from fissure.store.protocol import Piece, Store
@@ -55,6 +55,7 @@ class Writer:
         digests: Content hash of each source being written.
         on_chunks: Called with the number of chunks stored (progress).
         window_share: The window vector's weight where outcomes carry windows.
+        embed_headings: Embed each chunk after its headings line (``embed_headings``).
     """
 
     def __init__(
@@ -67,11 +68,13 @@ class Writer:
         digests: dict[str, str],
         on_chunks: Callable[[int], None] = lambda n: None,
         window_share: float = 0.6,
+        embed_headings: bool = False,
     ) -> None:
         self.store, self.manifest, self.embedder = store, manifest, embedder
         self.origin, self.stamp, self.digests = origin, stamp, digests
         self.on_chunks = on_chunks
         self.window_share = window_share
+        self.embed_headings = embed_headings
         self.timings = Timings()
 
     def write(self, group: Sequence[Outcome]) -> None:
@@ -129,7 +132,11 @@ class Writer:
         windows = [w for o in group for w in o.windows]
         if windows and len(windows) != len(chunks):
             raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
-        texts = [c.embedding_text() for c in chunks] + windows + [p.text for p in pieces]
+        if self.embed_headings:
+            own_texts = [heading_line(c.headings) + c.text for c in chunks]
+        else:
+            own_texts = [c.embedding_text() for c in chunks]
+        texts = own_texts + windows + [p.embedding_text for p in pieces]
         every = self.embedder.embed(texts)
         n = len(chunks)
         own = every[:n]

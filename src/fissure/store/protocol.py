@@ -40,6 +40,8 @@ class Piece:
         end: Where it ends (exclusive).
         text: ``document.text[start:end]``.
         chunk_ids: The stored chunks whose span overlaps the piece.
+        prefix: Embedded in front of the text, not stored (the headings line under
+            ``embed_headings``).
     """
 
     source: str
@@ -47,6 +49,12 @@ class Piece:
     end: int
     text: str
     chunk_ids: tuple[str, ...]
+    prefix: str = ""
+
+    @property
+    def embedding_text(self) -> str:
+        """What is embedded for the piece: its prefix, then its text."""
+        return self.prefix + self.text
 
     @property
     def piece_id(self) -> str:
