@@ -98,7 +98,7 @@ def test_window_texts_put_the_counted_context_in_front(sizer, model_count) -> No
     doc = parse(sorted(CORPUS.glob("*.md"))[0].read_text(encoding="utf-8"), source="x.md")
     chunker = Chunker(ChunkSettings(max_tokens=64, prepend_context=True))
     chunks = chunker.chunk_document(doc)
-    texts = window_texts(doc, chunks, sizer, 128)
+    texts = window_texts(doc.text, chunks, sizer, 128)
     assert len(texts) == len(chunks)
     for chunk, text in zip(chunks, texts, strict=True):
         full = chunk.embedding_text()
@@ -147,7 +147,7 @@ def test_window_texts_with_headings_put_the_breadcrumb_in_front(sizer, model_cou
 
     doc = parse(sorted(CORPUS.glob("*.md"))[0].read_text(encoding="utf-8"), source="x.md")
     chunks = Chunker(ChunkSettings(max_tokens=64)).chunk_document(doc)
-    texts = window_texts(doc, chunks, sizer, 128, headings=True)
+    texts = window_texts(doc.text, chunks, sizer, 128, headings=True)
     assert any(c.headings for c in chunks)
     for chunk, text in zip(chunks, texts, strict=True):
         line = heading_line(chunk.headings)

@@ -30,7 +30,7 @@ import numpy as np
 
 from fissure.errors import ConfigError
 from fissure.size import Ruler, Sizer
-from fissure.types import Chunk, Document
+from fissure.types import Chunk
 
 Span = tuple[int, int]
 _WORD = re.compile(r"\S+")
@@ -135,7 +135,7 @@ def heading_line(headings: Sequence[str]) -> str:
 
 
 def window_texts(
-    document: Document,
+    text: str,
     chunks: Sequence[Chunk],
     sizer: Sizer,
     max_tokens: int,
@@ -149,7 +149,7 @@ def window_texts(
     ``max_tokens``.
 
     Args:
-        document: The document the chunks index into.
+        text: The document text the chunks index into.
         chunks: Its chunks (any order; overlapping chunks are fine).
         sizer: Counts the embedding model's tokens.
         max_tokens: The model's input limit without special tokens.
@@ -158,7 +158,7 @@ def window_texts(
     """
     if not chunks:
         return []
-    windows = Windows(document.text, sizer, max_tokens, before=before)
+    windows = Windows(text, sizer, max_tokens, before=before)
     out: list[str] = []
     for chunk in chunks:
         if headings:  # as the evaluator's +hctx+win: one token spare for the line break
@@ -169,7 +169,7 @@ def window_texts(
             prefix = full[: len(full) - len(chunk.text)]
             limit = max_tokens - sizer.count(prefix) if prefix else max_tokens
         a, b = windows.span(chunk.start, chunk.end, limit=max(1, limit))
-        out.append(prefix + document.text[a:b])
+        out.append(prefix + text[a:b])
     return out
 
 

@@ -58,8 +58,8 @@ def blend_pieces(scores: np.ndarray, piece_scores: np.ndarray, links: np.ndarray
 
 
 def repeated(texts: Sequence[str]) -> np.ndarray:
-    """Mask of the texts equal to an earlier one (the first copy stays)."""
-    first: dict[str, int] = {}
-    return np.fromiter(
-        (first.setdefault(t, i) != i for i, t in enumerate(texts)), dtype=bool, count=len(texts)
-    )
+    """Mask of the texts equal to an earlier one (the first copy stays), as ingest's
+    ``dedup`` decides it."""
+    from fissure.ingest.pieces import repeated_texts
+
+    return np.asarray(repeated_texts(texts), dtype=bool)

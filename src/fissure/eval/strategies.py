@@ -189,25 +189,23 @@ class FissureRun:
         return [f"{c.context}\n{c.text}" if c.context else c.text for c in chunks]
 
     def with_headings(self, text: str, spans: list[Span]) -> list[str]:
-        """Each chunk's text with its headings breadcrumb line in front (``+hctx``)."""
-        pairs = zip(self._chunks_of(text), self._crumbs(text), strict=True)
-        return [f"{crumb}\n{c.text}" if crumb else c.text for c, crumb in pairs]
+        """Each chunk's text with its headings breadcrumb line in front (``+hctx``), as
+        ``fissure ingest --embed-headings`` embeds it."""
+        from fissure.embed.window import heading_line
+
+        return [heading_line(c.headings) + c.text for c in self._chunks_of(text)]
 
     def headed_windows(self, max_tokens: int, before: float) -> ViewFn:
-        """``window`` for ``+hctx+win=N``: breadcrumb line, then a window that leaves room."""
-        from fissure.embed.window import Windows
+        """``window`` for ``+hctx+win=N``: breadcrumb line, then a window that leaves room
+        (:func:`fissure.embed.window.window_texts` with ``headings``, as ingest does)."""
+        from fissure.embed.window import window_texts
         from fissure.size import Sizer
 
         sizer = Sizer.minilm()
 
         def view(text: str, spans: list[Span]) -> list[str]:
-            windows = Windows(text, sizer, max_tokens, before=before)
-            out = []
-            for c, crumb in zip(self._chunks_of(text), self._crumbs(text), strict=True):
-                limit = max(1, max_tokens - sizer.count(crumb) - 1) if crumb else max_tokens
-                a, b = windows.span(c.start, c.end, limit=limit)
-                out.append(f"{crumb}\n{text[a:b]}" if crumb else text[a:b])
-            return out
+            chunks = self._chunks_of(text)
+            return window_texts(text, chunks, sizer, max_tokens, before=before, headings=True)
 
         return view
 
@@ -215,8 +213,6 @@ class FissureRun:
         assert self._last is not None and self._last[0] is text, "chunk the text first"
         return self._last[1]
 
-    def _crumbs(self, text: str) -> list[str]:
-        return [" › ".join(c.headings) for c in self._chunks_of(text)]
 
 
 def _fissure(strategy: str) -> Builder:

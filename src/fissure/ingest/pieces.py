@@ -20,11 +20,16 @@ from fissure.types import Chunk, Document
 
 def repeated(chunks: Sequence[Chunk]) -> list[bool]:
     """For each chunk, whether its text equals an earlier chunk's (the first copy stays)."""
+    return repeated_texts([c.text for c in chunks])
+
+
+def repeated_texts(texts: Sequence[str]) -> list[bool]:
+    """For each text, whether it equals an earlier one (the evaluator's ``+dedup`` too)."""
     seen: set[str] = set()
     out = []
-    for chunk in chunks:
-        out.append(chunk.text in seen)
-        seen.add(chunk.text)
+    for text in texts:
+        out.append(text in seen)
+        seen.add(text)
     return out
 
 

@@ -94,7 +94,7 @@ def _windower(settings: ChunkSettings) -> Callable[[Document, list[Chunk]], list
     sizer = Sizer.minilm()
     before, headings = settings.embed_window_before, settings.embed_headings
     return lambda document, chunks: window_texts(
-        document, chunks, sizer, tokens, before=before, headings=headings
+        document.text, chunks, sizer, tokens, before=before, headings=headings
     )
 
 
