@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 import fissure
 from fissure.errors import ConfigError
 from fissure.size import Ruler, Sizer
+from fissure.size.ruler import PartTable
 from fissure.size.sizer import minilm_model_dir
 from fissure.size.wordpiece import WordPieceCounter
+from fissure.split.levels import LINE, PARAGRAPH
 from tests.conftest import SIZER_NAMES, get_sizer
 from tests.split.test_invariants import TEXTS
 
@@ -47,11 +49,15 @@ REAL = {
 @given(text=TEXTS, data=st.data())
 def test_ruler_spans_equal_the_real_tokenizer(name: str, text: str, data: st.DataObject):
     ruler = Ruler(text, get_sizer(name))
-    assert ruler.total() == REAL[name](text)
+    direct = Ruler(text, get_sizer(name))  # counts directly until its table pays
+    assert ruler.total() == direct.total() == REAL[name](text)
+    if text:
+        ruler.table([0, len(text)])  # builds the seam table: the counts below are lookups
     for _ in range(8):
         a = data.draw(st.integers(0, len(text)))
         b = data.draw(st.integers(a, len(text)))
         assert ruler.count(a, b) == REAL[name](text[a:b]), (text[a:b],)
+        assert direct.count(a, b) == REAL[name](text[a:b]), (text[a:b],)
 
 
 @pytest.mark.parametrize("name", SIZER_NAMES)
@@ -103,3 +109,58 @@ def test_custom_function_sizer_is_measured_directly():
     assert not sizer.additive
     ruler = Ruler("héllo wörld", sizer)
     assert ruler.count(0, 5) == len("héllo".encode())
+
+
+LINES = st.lists(
+    st.sampled_from(
+        ["a", "bb", "The", "end.", "x,", "f():", "中文", "。", " ", "  ", "\t", "\n", "\n\n",
+         "\r\n", " \n", "(", ")", "123", "'s", "é", "😀", "    return 1", "[CLS]", "\x0b"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@pytest.mark.parametrize("name", [n for n in SIZER_NAMES if n != "chars"])
+@settings(max_examples=150, deadline=None)
+@given(text=LINES, level=st.sampled_from(["paragraph", "line", "both"]), cap=st.integers(1, 40))
+def test_part_table_equals_the_seam_table(name: str, text: str, level: str, cap: int) -> None:
+    """Counting each line-start part once (no whole-document table) gives the seam
+    table's sizes for every run that fits the cap, the same fits/trimmed ends, and the
+    packer's greedy extension."""
+    if text.isspace() or not text:
+        return
+    sizer = get_sizer(name)
+    ruler = Ruler(text, sizer)
+    cuts = set()
+    if level in ("paragraph", "both"):
+        cuts |= set(PARAGRAPH.find(ruler.index, 0, len(text)))
+    if level in ("line", "both"):
+        cuts |= set(LINE.find(ruler.index, 0, len(text)))
+    bounds = [0, *sorted(cuts), len(text)]
+    parts = ruler.table(bounds, cap=cap)
+    seams = Ruler(text, sizer).table(bounds)
+    assert isinstance(parts, PartTable)  # line starts of visible lines are always seams
+    n = len(bounds) - 1
+    for i in range(n):
+        assert (parts.start(i), parts.end(i)) == (seams.start(i), seams.end(i))
+        greedy = i - 1
+        while greedy + 1 < n and seams.size(i, greedy + 1) <= cap:
+            greedy += 1
+        assert parts.sure(i, cap) == greedy
+        for j in range(i, n):
+            size = seams.size(i, j)
+            assert parts.fits(i, j, cap) == (size <= cap)
+            if size <= cap:
+                assert parts.size(i, j) == size
+            s, e = seams.start(i), seams.end(j)
+            assert size == (REAL[name](text[s:e]) if s < e else 0)
+
+
+@pytest.mark.parametrize("name", SIZER_NAMES)
+def test_count_within_stops_at_the_cap(name: str) -> None:
+    sizer = get_sizer(name)
+    text = "word " * 3000
+    full = sizer.count(text)
+    assert sizer.count_within(text, full) == full
+    assert sizer.count_within(text, full - 1) is None
+    assert sizer.count_within("", 0) == 0

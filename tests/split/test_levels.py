@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fissure.size.textindex import TextIndex
-from fissure.split.levels import separator_cuts
+from fissure.split.levels import LINE, PARAGRAPH, separator_cuts
 
 SEPARATORS = ["\n\n", "\n", " ", ". ", "aa", "ab", "\r\n", "é"]
 
@@ -30,3 +30,19 @@ def test_literal_cuts_equal_regex_search(text: str, separator: str, data: st.Dat
 
     assert literal == expected
     assert as_regex == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.text(alphabet="ab. \t\r\n\x0b\xa0中", max_size=40), data=st.data())
+def test_paragraph_and_line_finders_equal_the_index_arrays(
+    text: str, data: st.DataObject
+) -> None:
+    """The regex finders (one span of text, no whole-document arrays) find exactly the
+    TextIndex's paragraph and line starts inside any ``(start, end)``, with ``\\r\\n``,
+    lone ``\\r``, blank lines of odd whitespace and blank first lines."""
+    index = TextIndex(text)
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    for positions, cuts in ((index.paragraph_starts, PARAGRAPH), (index.line_starts, LINE)):
+        expected = [int(p) for p in positions if start < p < end]
+        assert cuts.find(index, start, end) == expected, cuts.name

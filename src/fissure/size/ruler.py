@@ -1,10 +1,17 @@
-"""Exact span sizes of one document, answered by lookup.
+"""Exact span sizes of one document, answered by lookup or arithmetic.
 
-The document is cut at seams (see :mod:`fissure.size.textindex`) into segments of about
-``sizer.segment_chars`` characters; each distinct segment is counted once (cached across
-documents) and a prefix sum gives the size between any two seams. A span whose ends are not
-seams is measured as *head + lookup + tail*, where only the short head and tail are counted
-afresh. For additive sizers this equals counting the span's text directly.
+Two ways, both exact for additive sizers (equal to counting the span's text directly):
+
+- The *seam table*: the document is cut at seams (see :mod:`fissure.size.textindex`) into
+  segments of about ``sizer.segment_chars`` characters (or encoded whole, for the OpenAI
+  encodings) and a prefix sum gives the size between any two seams. A span whose ends are
+  not seams is measured as *head + lookup + tail*, where only the short head and tail are
+  counted afresh. It costs a pass over the whole document, so it is built on first need.
+- A :class:`PartTable`: when the parts being packed meet at seams (paragraphs and lines
+  do: a line with visible text always starts a new pre-token), each part is counted once,
+  an oversized one only up to the budget, and a run of parts is a sum of part sizes. The
+  structural strategy on plain text mostly needs nothing else, so most documents never
+  build the seam table.
 """
 
 from __future__ import annotations
@@ -15,13 +22,16 @@ from bisect import bisect_left, bisect_right
 import numpy as np
 
 from fissure.size.sizer import Sizer
-from fissure.size.textindex import TextIndex
+from fissure.size.textindex import ASCII_PUNCT, TextIndex
 
 
 class Ruler:
     """Measures spans of ``text`` with ``sizer``."""
 
-    __slots__ = ("text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars")
+    __slots__ = (
+        "text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars",
+        "_built", "_counted", "_parts",
+    )
 
     def __init__(self, text: str, sizer: Sizer) -> None:
         self.text = text
@@ -33,8 +43,15 @@ class Ruler:
         self._cum: list[int] = []
         self._pos_a = np.zeros(0, dtype=np.int64)
         self._cum_a = np.zeros(0, dtype=np.int64)
-        if self._chars or self._direct or not text:
-            return
+        # The seam table costs a pass over the whole text; it is built on first need, and
+        # a document packed by lines and paragraphs alone (see PartTable) never needs it.
+        self._built = self._chars or self._direct or not text
+        self._counted = 0  # characters counted directly while the table is not built
+        self._parts = sizer.additive and not self._chars and _whitespace_free(sizer.protect)
+
+    def _build(self) -> None:
+        self._built = True
+        text, sizer = self.text, self.sizer
         seams = self.index.seams
         whole = sizer.prefix_counts(text, self.index.seam_bytes) if sizer.has_prefix else None
         if whole is not None:
@@ -62,6 +79,8 @@ class Ruler:
 
     def _lists(self) -> tuple[list[int], list[int]]:
         """The seam table as Python lists: bisect on a list beats numpy for one value."""
+        if not self._built:
+            self._build()
         if not self._pos and self._pos_a.size:
             self._pos, self._cum = self._pos_a.tolist(), self._cum_a.tolist()
         return self._pos, self._cum
@@ -73,6 +92,10 @@ class Ruler:
         if self._chars:
             return end - start
         if self._direct:
+            return self.sizer.count(self.text[start:end])
+        if not self._built and self._counted + end - start <= 2 * len(self.text):
+            # Counting directly until that has cost two passes; then the table pays.
+            self._counted += end - start
             return self.sizer.count(self.text[start:end])
         pos, cum = self._lists()
         i = bisect_left(pos, start)
@@ -87,14 +110,22 @@ class Ruler:
             n += self.sizer.count(self.text[b:end])
         return n
 
-    def table(self, bounds: list[int]) -> SpanTable | LazyTable:
+    def table(self, bounds: list[int], cap: int | None = None) -> Table:
         """Measures every run of consecutive parts ``[bounds[i], bounds[j+1])`` at once.
 
         See :class:`SpanTable`: each part boundary gets one head and one tail count, after
-        which the size of any run of parts is a sum of two numbers.
+        which the size of any run of parts is a sum of two numbers. With ``cap`` (the
+        budget the runs are packed under) and parts that meet at line starts, a
+        :class:`PartTable` counts each part once instead, without the document's table.
         """
         if self._chars or self._direct:
             return LazyTable(self, bounds)
+        if cap is not None and self._parts:
+            parts = PartTable.build(self, bounds, cap)
+            if parts is not None:
+                return parts
+        if not self._built:
+            self._build()
         starts, ends = self.index.trimmed(np.asarray(bounds, dtype=np.int64))
         pos, cum = self._pos_a, self._cum_a
         first = np.searchsorted(pos, starts, side="left")
@@ -223,6 +254,240 @@ class SpanTable:
 
 
 _VISIBLE = re.compile(r"\S")
+# A visible line from here on (for a line start to be a seam, its line must not be blank).
+_VISIBLE_LINE = re.compile(r"[^\S\r\n]*\S")
+# The whitespace right after a word: a seam (see fissure.size.textindex) at its start.
+_SEAM_AFTER = re.compile(r"(?<=[^\W_])[\r\n]|(?<=\S)[ \t]")
+_HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
+_TAIL = 256  # characters looked at to find where a part's visible text ends
+
+
+def _whitespace_free(protect: re.Pattern[str] | None) -> bool:
+    """Whether no protected token (an added token like ``[CLS]``) holds whitespace: then
+    no seam at whitespace can fall inside one."""
+    return protect is None or not any(ch.isspace() for ch in protect.pattern)
+
+
+def _strong(text: str, b: int) -> bool:
+    """Whether position ``b`` splits ``text`` into two halves whose sizes add up: the
+    start of a line with visible text (a pre-token always starts after the last break of
+    a whitespace run), or a seam after a word."""
+    prev, nxt = text[b - 1], text[b]
+    if prev == "\n" or prev == "\r":
+        return not (prev == "\r" and nxt == "\n") and _VISIBLE_LINE.match(text, b) is not None
+    if nxt == " " or nxt == "\t":
+        return not prev.isspace()
+    return (nxt == "\n" or nxt == "\r") and prev.isalnum()
+
+
+
+
+def _last_seam(text: str, start: int, end: int, fine: bool) -> int | None:
+    """A seam in ``(start, end]`` near ``end``, where ``text[start:end]`` is trimmed
+    visible text followed by whitespace (or the end of the text). With ``fine`` seams,
+    a word followed by closing punctuation (``foo):``) gives the seam before the
+    punctuation, so the tail that is counted separately is short and repeats."""
+    if end == len(text):
+        return end
+    nxt, last = text[end], text[end - 1]
+    if nxt == " " or nxt == "\t" or ((nxt == "\n" or nxt == "\r") and last.isalnum()):
+        return end
+    if fine and last in ASCII_PUNCT:
+        r = end - 1
+        while r > start and text[r - 1] in ASCII_PUNCT:
+            r -= 1
+        if r > start and text[r - 1].isalnum():
+            return r
+    r = end
+    for _ in range(4):
+        r = text.rfind(" ", start, r)
+        if r <= start:
+            return None
+        while r > start and text[r - 1] in " \t":
+            r -= 1
+        if r > start and not text[r - 1].isspace():
+            return r
+    return None
+
+
+def _part_sizes(ruler: Ruler, g0: int, s: int, e: int, g1: int, cap: int) -> list[int]:
+    """``one``, ``lead``, ``tail`` and whole size of the visible text ``s..e`` of the
+    group ``g0..g1`` (see :class:`PartTable`): the bulk between a seam after the first
+    word and one before the end is counted once, up to ``cap``; sizes over it are _HUGE."""
+    text, sizer = ruler.text, ruler.sizer
+    count, within = sizer.count, sizer.count_within
+    z = _last_seam(text, s, e, sizer.fine_seams and sizer.protect is None)
+    y: int | None = s if s == g0 else None
+    if z is not None and y is None:
+        m = _SEAM_AFTER.search(text, s + 1, z)
+        y = m.start() if m else z
+    if z is None or y is None:
+        sizes = [within(text[x0:x1], cap) for x0, x1 in ((s, e), (s, g1), (g0, e), (g0, g1))]
+    else:
+        bulk = within(text[y:z], cap)
+        if bulk is None:
+            return [_HUGE] * 4
+        h_full = count(text[g0:y]) if g0 < y else 0
+        h_trim = count(text[s:y]) if s < y else 0
+        t_trim = count(text[z:e]) if z < e else 0
+        t_full = count(text[z:g1]) if z < g1 else 0
+        sizes = [h_trim + bulk + t_trim, h_trim + bulk + t_full,
+                 h_full + bulk + t_trim, h_full + bulk + t_full]
+    if sizes[0] is None:  # over the cap alone: no run holding it fits
+        return [_HUGE] * 4
+    return [_HUGE if x is None else x for x in sizes]
+
+
+class PartTable:
+    """The :class:`SpanTable` interface from counting each part once, for parts that meet
+    at seams (line starts of visible lines, or after a word): no table of the whole
+    document is needed, and a part over the cap is counted only up to it.
+
+    Parts are grouped between seams; each group holds at most one part with visible text
+    (blank lines join the part before them). For that part, with ``S..E`` its visible
+    text inside the group ``G0..G1``, four sizes are kept: ``one`` (``S..E``), ``lead``
+    (``S..G1``), ``tail`` (``G0..E``) and the group's whole size; a run of parts ``i..j``
+    is ``lead[i]`` + the whole groups between + ``tail[j]``. Each of them is the part's
+    bulk between two inner seams, counted once, plus short heads and tails.
+    """
+
+    __slots__ = ("ruler", "starts", "ends", "nxt", "prv", "group", "one", "lead", "tail", "whole")
+
+    def __init__(self, ruler: Ruler) -> None:
+        self.ruler = ruler
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.nxt: list[int] = []
+        self.prv: list[int] = []
+        self.group: list[int] = []
+        self.one: list[int] = []
+        self.lead: list[int] = []
+        self.tail: list[int] = []
+        self.whole: list[int] = [0]  # prefix sums of group sizes
+
+    @classmethod
+    def build(cls, ruler: Ruler, bounds: list[int], cap: int) -> PartTable | None:
+        """The table, or ``None`` when two visible parts meet at a position that is not a
+        seam (then a :class:`SpanTable` is needed)."""
+        text, n = ruler.text, len(bounds) - 1
+        count = ruler.sizer.count
+        self = cls(ruler)
+        starts, ends, group, one, lead, tail = (
+            self.starts, self.ends, self.group, self.one, self.lead, self.tail
+        )
+        whole = self.whole
+        search = _VISIBLE.search
+        g0 = bounds[0]
+        owner = -1  # the visible part of the current group
+        for k in range(n):
+            a, b = bounds[k], bounds[k + 1]
+            if a < b and not text[a].isspace():
+                s = a
+            else:
+                m = search(text, a, b)
+                s = m.start() if m else -1
+            if s >= 0:
+                if owner >= 0:
+                    return None  # two visible parts in one group
+                owner = k
+                e = b
+                if text[e - 1].isspace():
+                    lo = max(s, e - _TAIL)
+                    e = lo + len(text[lo:e].rstrip())
+                    if e == lo:
+                        e = s + len(text[s:b].rstrip())
+            else:
+                e = -1
+            starts.append(s)
+            ends.append(e)
+            group.append(len(whole) - 1)
+            if k + 1 < n and not (
+                (text[b - 1] == "\n" and not text[b].isspace()) or _strong(text, b)
+            ):
+                continue
+            # The group g0..b is complete.
+            if owner < 0:
+                whole.append(whole[-1] + count(text[g0:b]))
+            else:
+                sizes = _part_sizes(ruler, g0, starts[owner], ends[owner], b, cap)
+                pad = owner - len(one)  # empty parts before it in the group
+                one += [0] * pad
+                lead += [0] * pad
+                tail += [0] * pad
+                one.append(sizes[0])
+                lead.append(sizes[1])
+                tail.append(sizes[2])
+                whole.append(whole[-1] + sizes[3])
+            g0, owner = b, -1
+        # Empty parts borrow the nearest visible part's trimmed ends, as in SpanTable.
+        if -1 in starts:
+            self.nxt = nxt = [n] * (n + 1)
+            for k in range(n - 1, -1, -1):
+                nxt[k] = k if starts[k] >= 0 else nxt[k + 1]
+            self.prv = prv = [-1] * n
+            last = -1
+            for k in range(n):
+                if starts[k] >= 0:
+                    last = k
+                prv[k] = last
+            beyond = len(text) + 1
+            self.starts = [starts[nxt[k]] if nxt[k] < n else beyond for k in range(n)]
+            self.ends = [ends[prv[k]] if prv[k] >= 0 else 0 for k in range(n)]
+        else:
+            self.nxt = self.prv = list(range(n))
+        pad = n - len(one)
+        one += [0] * pad
+        lead += [0] * pad
+        tail += [0] * pad
+        return self
+
+    def start(self, i: int) -> int:
+        """First visible position at or after part ``i``'s start."""
+        return self.starts[i]
+
+    def end(self, j: int) -> int:
+        """End of the last visible character before part ``j``'s end."""
+        return self.ends[j]
+
+    def sure(self, i: int, budget: int) -> int:
+        """The last part ``j`` such that every run ``i..i``, …, ``i..j`` fits (``i - 1``
+        when part ``i`` alone does not): the packer's greedy extension, done here."""
+        nxt, prv, n = self.nxt, self.prv, len(self.one)
+        i2 = nxt[i]
+        if i2 >= n:
+            return n - 1
+        if self.one[i2] > budget:
+            return i2 - 1
+        base = self.lead[i2] - self.whole[self.group[i2] + 1]
+        whole, group, tail = self.whole, self.group, self.tail
+        j = i2
+        while j + 1 < n:
+            k = prv[j + 1]
+            if k != i2 and base + whole[group[k]] + tail[k] > budget:
+                break
+            j += 1
+        return j
+
+    def _raw(self, i: int, j: int) -> int:
+        i, j = self.nxt[i], self.prv[j]
+        if i > j:
+            return 0
+        if i == j:
+            return self.one[i]
+        group = self.group
+        return self.lead[i] + self.whole[group[j]] - self.whole[group[i] + 1] + self.tail[j]
+
+    def fits(self, i: int, j: int, budget: int) -> bool:
+        """Whether the trimmed run of parts ``i..j`` fits ``budget`` (at most the cap)."""
+        return self._raw(i, j) <= budget
+
+    def size(self, i: int, j: int) -> int:
+        """Size of the trimmed run of parts ``i..j`` (inclusive)."""
+        n = self._raw(i, j)
+        if n >= _HUGE:
+            return self.ruler.count(self.starts[i], self.ends[j])
+        return n
+
 _FAR = 1024  # characters: a head longer than this is not worth counting for a lookup
 
 
@@ -277,3 +542,7 @@ class LazyTable:
         # Untrimmed length bounds the trimmed one: every part ending within the budget fits.
         bounds = self.bounds
         return bisect_right(bounds, bounds[i] + budget, i + 1) - 2
+
+
+# What Ruler.table returns: the same questions, answered by lookup, by part or lazily.
+Table = SpanTable | LazyTable | PartTable

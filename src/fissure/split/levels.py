@@ -95,8 +95,58 @@ def _literal_cuts(separator: str) -> CutFinder:
     return find
 
 
-PARAGRAPH = Cuts("paragraph", _between(lambda ix: ix.paragraph_starts))
-LINE = Cuts("line", _between(lambda ix: ix.line_starts))
+# A line break is ``\r\n``, a lone ``\r`` or ``\n`` (as in TextIndex.line_starts).
+_BREAK = r"(?:\r\n|\r(?!\n)|\n)"
+# A break, a blank line (only whitespace) and its break, then a line with visible text.
+_PARAGRAPH_START = re.compile(rf"{_BREAK}[^\S\r\n]*{_BREAK}(?=[^\S\r\n]*\S)")
+# The same for text without "\r": a literal first character lets the regex engine skip ahead.
+_PARAGRAPH_START_LF = re.compile(r"\n[^\S\n]*\n(?=[^\S\n]*\S)")
+_LEADING_BLANK = re.compile(rf"[^\S\r\n]*{_BREAK}(?=[^\S\r\n]*\S)")
+_LINE_START = re.compile(_BREAK)
+
+
+def _paragraph_cuts(index: TextIndex, start: int, end: int) -> list[int]:
+    """TextIndex.paragraph_starts inside ``(start, end)``, found by regex over that span
+    alone (the index's arrays cost a pass over the whole document)."""
+    text = index.text
+    # From two breaks back: the line holding `start` may be a blank line (or `start` may
+    # sit inside a \r\n), and the break in front of that line belongs to the match.
+    pos = start
+    for _ in range(2):
+        pos = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos), 0)
+    pos = max(0, pos - 1)
+    found = []
+    if pos == 0:  # the first line has no break in front of it
+        m = _LEADING_BLANK.match(text)
+        if m:
+            found.append(m.end())
+    pattern = _PARAGRAPH_START if "\r" in text else _PARAGRAPH_START_LF
+    for m in pattern.finditer(text, pos):  # the lookahead may read past `end`
+        p = m.end()
+        if p >= end:
+            break
+        found.append(p)
+    return [p for p in found if start < p < end]
+
+
+def _line_cuts(index: TextIndex, start: int, end: int) -> list[int]:
+    """TextIndex.line_starts inside ``(start, end)``, by regex over that span alone."""
+    text = index.text
+    if "\r" not in text:
+        return _newline_cuts(text, start, end)
+    found = (m.end() for m in _LINE_START.finditer(text, max(0, start - 1), end))
+    return [p for p in found if start < p < end]
+
+
+def _newline_cuts(text: str, start: int, end: int) -> list[int]:
+    """Positions after each ``\n`` inside ``(start, end)``, from ``str.split`` lengths."""
+    lines = text[start:end].split("\n")
+    at = accumulate(map(len, lines[:-1]), lambda p, n: p + n + 1, initial=start)
+    return [p for p in islice(at, 1, None) if p < end]
+
+
+PARAGRAPH = Cuts("paragraph", _paragraph_cuts)
+LINE = Cuts("line", _line_cuts)
 SENTENCE = Cuts("sentence", _sentences)
 WORD = Cuts("word", _between(lambda ix: ix.word_starts))
 

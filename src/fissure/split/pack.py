@@ -125,7 +125,7 @@ class Packer:
         return self.pieces
 
     def _pack(self, run: Run) -> None:
-        table = self.ruler.table(run.bounds)
+        table = self.ruler.table(run.bounds, cap=self.max_tokens)
         fits, budget, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
         carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fissure.size.ruler import LazyTable, SpanTable
+from fissure.size.ruler import Table
 from fissure.split.pack import Packer, Piece
 
 METHODS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
@@ -109,7 +109,7 @@ def structure_score(cut: str) -> float:
 
 
 def choose_cuts(
-    table: SpanTable | LazyTable,
+    table: Table,
     scores: Sequence[float],
     max_tokens: int,
     min_tokens: int,
