@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import fissure
 from fissure.errors import ConfigError
-from fissure.size import Ruler, Sizer
+from fissure.size import Ruler, Sizer, parts
 from fissure.size.ruler import PartTable
 from fissure.size.sizer import minilm_model_dir
 from fissure.size.wordpiece import WordPieceCounter
@@ -164,3 +164,33 @@ def test_count_within_stops_at_the_cap(name: str) -> None:
     assert sizer.count_within(text, full) == full
     assert sizer.count_within(text, full - 1) is None
     assert sizer.count_within("", 0) == 0
+
+
+@pytest.mark.skipif(parts.measure_c is None, reason="the compiled helper was not built here")
+@pytest.mark.parametrize("name", ["cl100k_base", "minilm", "words"])
+@settings(max_examples=300, deadline=None)
+@given(text=LINES, data=st.data(), cap=st.integers(1, 40))
+def test_compiled_part_measure_equals_pure_python(
+    name: str, text: str, data: st.DataObject, cap: int
+) -> None:
+    """The Cython twin returns exactly the pure Python lists, for any bounds (seams or
+    not, empty parts included)."""
+    sizer = get_sizer(name)
+    inner = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=8))
+    bounds = [0, *sorted({b for b in inner if 0 < b < len(text)}), len(text)]
+    if len(text) == 0:
+        return
+    fine = sizer.fine_seams and sizer.protect is None
+    args = (text, bounds, cap, sizer.count, sizer.count_within, fine)
+    assert parts.measure_c(*args) == parts.measure_py(*args)
+
+
+def test_chunks_are_the_same_without_the_compiled_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no C compiler built the helper, the pure Python twin gives the same chunks."""
+    text = (Path(fissure.__file__).parent / "chunker.py").read_text() * 3
+    chunker = fissure.Chunker(strategy="structural", max_tokens=120, tokenizer="cl100k_base")
+    compiled = [(c.start, c.end, c.n_tokens) for c in chunker.chunk(text)]
+    monkeypatch.setattr("fissure.size.ruler.measure", parts.measure_py)
+    chunker = fissure.Chunker(strategy="structural", max_tokens=120, tokenizer="cl100k_base")
+    assert [(c.start, c.end, c.n_tokens) for c in chunker.chunk(text)] == compiled
+    assert len(compiled) > 20

@@ -21,8 +21,9 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
+from fissure.size.parts import HUGE, measure
 from fissure.size.sizer import Sizer
-from fissure.size.textindex import ASCII_PUNCT, TextIndex
+from fissure.size.textindex import TextIndex
 
 
 class Ruler:
@@ -48,6 +49,12 @@ class Ruler:
         self._built = self._chars or self._direct or not text
         self._counted = 0  # characters counted directly while the table is not built
         self._parts = sizer.additive and not self._chars and _whitespace_free(sizer.protect)
+
+    @property
+    def counts_parts(self) -> bool:
+        """Whether runs of parts that meet at line starts are measured part by part
+        (see :class:`PartTable`), without a pass over the whole document."""
+        return self._parts
 
     def _build(self) -> None:
         self._built = True
@@ -254,88 +261,12 @@ class SpanTable:
 
 
 _VISIBLE = re.compile(r"\S")
-# A visible line from here on (for a line start to be a seam, its line must not be blank).
-_VISIBLE_LINE = re.compile(r"[^\S\r\n]*\S")
-# The whitespace right after a word: a seam (see fissure.size.textindex) at its start.
-_SEAM_AFTER = re.compile(r"(?<=[^\W_])[\r\n]|(?<=\S)[ \t]")
-_HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
-_TAIL = 256  # characters looked at to find where a part's visible text ends
 
 
 def _whitespace_free(protect: re.Pattern[str] | None) -> bool:
     """Whether no protected token (an added token like ``[CLS]``) holds whitespace: then
     no seam at whitespace can fall inside one."""
     return protect is None or not any(ch.isspace() for ch in protect.pattern)
-
-
-def _strong(text: str, b: int) -> bool:
-    """Whether position ``b`` splits ``text`` into two halves whose sizes add up: the
-    start of a line with visible text (a pre-token always starts after the last break of
-    a whitespace run), or a seam after a word."""
-    prev, nxt = text[b - 1], text[b]
-    if prev == "\n" or prev == "\r":
-        return not (prev == "\r" and nxt == "\n") and _VISIBLE_LINE.match(text, b) is not None
-    if nxt == " " or nxt == "\t":
-        return not prev.isspace()
-    return (nxt == "\n" or nxt == "\r") and prev.isalnum()
-
-
-
-
-def _last_seam(text: str, start: int, end: int, fine: bool) -> int | None:
-    """A seam in ``(start, end]`` near ``end``, where ``text[start:end]`` is trimmed
-    visible text followed by whitespace (or the end of the text). With ``fine`` seams,
-    a word followed by closing punctuation (``foo):``) gives the seam before the
-    punctuation, so the tail that is counted separately is short and repeats."""
-    if end == len(text):
-        return end
-    nxt, last = text[end], text[end - 1]
-    if nxt == " " or nxt == "\t" or ((nxt == "\n" or nxt == "\r") and last.isalnum()):
-        return end
-    if fine and last in ASCII_PUNCT:
-        r = end - 1
-        while r > start and text[r - 1] in ASCII_PUNCT:
-            r -= 1
-        if r > start and text[r - 1].isalnum():
-            return r
-    r = end
-    for _ in range(4):
-        r = text.rfind(" ", start, r)
-        if r <= start:
-            return None
-        while r > start and text[r - 1] in " \t":
-            r -= 1
-        if r > start and not text[r - 1].isspace():
-            return r
-    return None
-
-
-def _part_sizes(ruler: Ruler, g0: int, s: int, e: int, g1: int, cap: int) -> list[int]:
-    """``one``, ``lead``, ``tail`` and whole size of the visible text ``s..e`` of the
-    group ``g0..g1`` (see :class:`PartTable`): the bulk between a seam after the first
-    word and one before the end is counted once, up to ``cap``; sizes over it are _HUGE."""
-    text, sizer = ruler.text, ruler.sizer
-    count, within = sizer.count, sizer.count_within
-    z = _last_seam(text, s, e, sizer.fine_seams and sizer.protect is None)
-    y: int | None = s if s == g0 else None
-    if z is not None and y is None:
-        m = _SEAM_AFTER.search(text, s + 1, z)
-        y = m.start() if m else z
-    if z is None or y is None:
-        sizes = [within(text[x0:x1], cap) for x0, x1 in ((s, e), (s, g1), (g0, e), (g0, g1))]
-    else:
-        bulk = within(text[y:z], cap)
-        if bulk is None:
-            return [_HUGE] * 4
-        h_full = count(text[g0:y]) if g0 < y else 0
-        h_trim = count(text[s:y]) if s < y else 0
-        t_trim = count(text[z:e]) if z < e else 0
-        t_full = count(text[z:g1]) if z < g1 else 0
-        sizes = [h_trim + bulk + t_trim, h_trim + bulk + t_full,
-                 h_full + bulk + t_trim, h_full + bulk + t_full]
-    if sizes[0] is None:  # over the cap alone: no run holding it fits
-        return [_HUGE] * 4
-    return [_HUGE if x is None else x for x in sizes]
 
 
 class PartTable:
@@ -369,56 +300,14 @@ class PartTable:
     def build(cls, ruler: Ruler, bounds: list[int], cap: int) -> PartTable | None:
         """The table, or ``None`` when two visible parts meet at a position that is not a
         seam (then a :class:`SpanTable` is needed)."""
-        text, n = ruler.text, len(bounds) - 1
-        count = ruler.sizer.count
+        sizer, n = ruler.sizer, len(bounds) - 1
+        got = measure(ruler.text, bounds, cap, sizer.count, sizer.count_within,
+                      sizer.fine_seams and sizer.protect is None)
+        if got is None:
+            return None
         self = cls(ruler)
-        starts, ends, group, one, lead, tail = (
-            self.starts, self.ends, self.group, self.one, self.lead, self.tail
-        )
-        whole = self.whole
-        search = _VISIBLE.search
-        g0 = bounds[0]
-        owner = -1  # the visible part of the current group
-        for k in range(n):
-            a, b = bounds[k], bounds[k + 1]
-            if a < b and not text[a].isspace():
-                s = a
-            else:
-                m = search(text, a, b)
-                s = m.start() if m else -1
-            if s >= 0:
-                if owner >= 0:
-                    return None  # two visible parts in one group
-                owner = k
-                e = b
-                if text[e - 1].isspace():
-                    lo = max(s, e - _TAIL)
-                    e = lo + len(text[lo:e].rstrip())
-                    if e == lo:
-                        e = s + len(text[s:b].rstrip())
-            else:
-                e = -1
-            starts.append(s)
-            ends.append(e)
-            group.append(len(whole) - 1)
-            if k + 1 < n and not (
-                (text[b - 1] == "\n" and not text[b].isspace()) or _strong(text, b)
-            ):
-                continue
-            # The group g0..b is complete.
-            if owner < 0:
-                whole.append(whole[-1] + count(text[g0:b]))
-            else:
-                sizes = _part_sizes(ruler, g0, starts[owner], ends[owner], b, cap)
-                pad = owner - len(one)  # empty parts before it in the group
-                one += [0] * pad
-                lead += [0] * pad
-                tail += [0] * pad
-                one.append(sizes[0])
-                lead.append(sizes[1])
-                tail.append(sizes[2])
-                whole.append(whole[-1] + sizes[3])
-            g0, owner = b, -1
+        starts, ends, self.group, self.one, self.lead, self.tail, self.whole = got
+        text = ruler.text
         # Empty parts borrow the nearest visible part's trimmed ends, as in SpanTable.
         if -1 in starts:
             self.nxt = nxt = [n] * (n + 1)
@@ -434,11 +323,8 @@ class PartTable:
             self.starts = [starts[nxt[k]] if nxt[k] < n else beyond for k in range(n)]
             self.ends = [ends[prv[k]] if prv[k] >= 0 else 0 for k in range(n)]
         else:
+            self.starts, self.ends = starts, ends
             self.nxt = self.prv = list(range(n))
-        pad = n - len(one)
-        one += [0] * pad
-        lead += [0] * pad
-        tail += [0] * pad
         return self
 
     def start(self, i: int) -> int:
@@ -484,7 +370,7 @@ class PartTable:
     def size(self, i: int, j: int) -> int:
         """Size of the trimmed run of parts ``i..j`` (inclusive)."""
         n = self._raw(i, j)
-        if n >= _HUGE:
+        if n >= HUGE:
             return self.ruler.count(self.starts[i], self.ends[j])
         return n
 

@@ -107,7 +107,7 @@ class Sizer:
         stop counting at ``cap`` does, so an oversized text costs only ``cap`` tokens."""
         if self._within is not None and len(text) > 4 * cap:
             return self._within(text, cap)  # stopping early pays only on long texts
-        n = self._fn(text) if len(text) > _CACHED_CHARS else self.count(text)
+        n = self._fn(text)  # not cached: the texts measured this way rarely repeat
         return n if n <= cap else None
 
     def count_many(self, texts: list[str]) -> list[int]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from fissure.size import Ruler
+from fissure.size.ruler import Table
 from fissure.split.levels import Cuts, is_grapheme_break
 from fissure.types import Block
 
@@ -124,8 +125,24 @@ class Packer:
             self._pack(run)
         return self.pieces
 
-    def _pack(self, run: Run) -> None:
-        table = self.ruler.table(run.bounds, cap=self.max_tokens)
+    def _pack(self, run: Run, table: Table | None = None) -> None:
+        if table is None:
+            if len(run.bounds) == 2 and run.blocks is None and self.ruler.counts_parts:
+                # One part: measure it by the finer parts it is split into if it does not
+                # fit, so that an oversized document is not counted twice.
+                child = self.expand(run, 0)
+                if child is not None:
+                    table = self.ruler.table(child.bounds, cap=self.max_tokens)
+                    last = len(child.bounds) - 2
+                    if not table.fits(0, last, self.max_tokens):
+                        self._pack(child, table)
+                        return
+                    s, e = table.start(0), table.end(last)
+                    if s < e:
+                        size = table.size(0, last)
+                        self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
+                    return
+            table = self.ruler.table(run.bounds, cap=self.max_tokens)
         fits, budget, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
         carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0

@@ -1,0 +1,169 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled twin of :func:`fissure.size.parts.measure_py`: the same lists, without the
+interpreter's cost per part. Character classes are CPython's own (``str.isspace``,
+``str.isalnum``), so both versions agree on every text; the tests compare them."""
+
+from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
+
+cdef long long HUGE = 1LL << 40
+
+
+cdef inline bint _punct(Py_UCS4 c):
+    # ASCII punctuation without the apostrophe (fissure.size.textindex.ASCII_PUNCT)
+    return c < 128 and c != 39 and (33 <= c <= 47 or 58 <= c <= 64 or 91 <= c <= 96 or 123 <= c <= 126)
+
+
+cdef bint _strong(str text, Py_ssize_t b, Py_ssize_t n):
+    cdef Py_UCS4 prev = text[b - 1]
+    cdef Py_UCS4 nxt = text[b]
+    cdef Py_UCS4 c
+    cdef Py_ssize_t i
+    if prev == 10 or prev == 13:
+        if prev == 13 and nxt == 10:
+            return False
+        i = b
+        while i < n:
+            c = text[i]
+            if c == 10 or c == 13:
+                return False
+            if not Py_UNICODE_ISSPACE(c):
+                return True
+            i += 1
+        return False
+    if nxt == 32 or nxt == 9:
+        return not Py_UNICODE_ISSPACE(prev)
+    return (nxt == 10 or nxt == 13) and Py_UNICODE_ISALNUM(prev)
+
+
+cdef Py_ssize_t _last_seam(str text, Py_ssize_t start, Py_ssize_t end, Py_ssize_t n, bint fine):
+    cdef Py_UCS4 nxt, last
+    cdef Py_ssize_t r, tries
+    if end == n:
+        return end
+    nxt = text[end]
+    last = text[end - 1]
+    if nxt == 32 or nxt == 9 or ((nxt == 10 or nxt == 13) and Py_UNICODE_ISALNUM(last)):
+        return end
+    if fine and _punct(last):
+        r = end - 1
+        while r > start and _punct(text[r - 1]):
+            r -= 1
+        if r > start and Py_UNICODE_ISALNUM(text[r - 1]):
+            return r
+    r = end
+    for tries in range(4):
+        r -= 1  # text.rfind(" ", start, r)
+        while r >= start and text[r] != 32:
+            r -= 1
+        if r <= start:
+            return -1
+        while r > start and (text[r - 1] == 32 or text[r - 1] == 9):
+            r -= 1
+        if r > start and not Py_UNICODE_ISSPACE(text[r - 1]):
+            return r
+    return -1
+
+
+cdef Py_ssize_t _seam_after(str text, Py_ssize_t pos, Py_ssize_t end):
+    """First whitespace in ``[pos, end)`` that follows a word (see _SEAM_AFTER)."""
+    cdef Py_ssize_t i = pos
+    cdef Py_UCS4 c, prev
+    while i < end:
+        c = text[i]
+        if c == 10 or c == 13:
+            if Py_UNICODE_ISALNUM(text[i - 1]):
+                return i
+        elif c == 32 or c == 9:
+            if not Py_UNICODE_ISSPACE(text[i - 1]):
+                return i
+        i += 1
+    return -1
+
+
+cdef tuple _sizes(str text, Py_ssize_t g0, Py_ssize_t s, Py_ssize_t e, Py_ssize_t g1,
+                  long long cap, object count, object within, bint fine, Py_ssize_t n):
+    cdef Py_ssize_t z = _last_seam(text, s, e, n, fine)
+    cdef Py_ssize_t y = s
+    cdef long long bulk, h_full, h_trim, t_trim, t_full
+    if z >= 0 and s != g0:
+        y = _seam_after(text, s + 1, z)
+        if y < 0:
+            y = z
+    if z < 0:
+        one = within(text[s:e], cap)
+        if one is None:
+            return (HUGE, HUGE, HUGE, HUGE)
+        lead = within(text[s:g1], cap)
+        tail = within(text[g0:e], cap)
+        whole = within(text[g0:g1], cap)
+        return (one, HUGE if lead is None else lead, HUGE if tail is None else tail,
+                HUGE if whole is None else whole)
+    found = within(text[y:z], cap)
+    if found is None:
+        return (HUGE, HUGE, HUGE, HUGE)
+    bulk = found
+    h_full = count(text[g0:y]) if g0 < y else 0
+    h_trim = count(text[s:y]) if s < y else 0
+    t_trim = count(text[z:e]) if z < e else 0
+    t_full = count(text[z:g1]) if z < g1 else 0
+    return (h_trim + bulk + t_trim, h_trim + bulk + t_full,
+            h_full + bulk + t_trim, h_full + bulk + t_full)
+
+
+def measure(str text, list bounds, long long cap, object count, object within, bint fine):
+    """See :func:`fissure.size.parts.measure_py`."""
+    cdef Py_ssize_t n = len(bounds) - 1
+    cdef Py_ssize_t tn = len(text)
+    cdef Py_ssize_t k, a, b, s, e, g0, owner, pad, ngroups
+    acc = 0  # a Python int: a sum of many HUGE sizes must not overflow
+    cdef list starts = [], ends = [], group = [], one = [], lead = [], tail = [], whole = [0]
+    cdef tuple got
+    g0 = bounds[0]
+    owner = -1
+    ngroups = 0
+    for k in range(n):
+        a = bounds[k]
+        b = bounds[k + 1]
+        s = a
+        while s < b and Py_UNICODE_ISSPACE(text[s]):
+            s += 1
+        e = -1
+        if s < b:
+            if owner >= 0:
+                return None
+            owner = k
+            e = b
+            while e > s and Py_UNICODE_ISSPACE(text[e - 1]):
+                e -= 1
+        else:
+            s = -1
+        starts.append(s)
+        ends.append(e)
+        group.append(ngroups)
+        if k + 1 < n and not _strong(text, b, tn):
+            continue
+        if owner < 0:
+            acc += count(text[g0:b])
+        else:
+            got = _sizes(text, g0, starts[owner], ends[owner], b, cap, count, within, fine, tn)
+            pad = owner - len(one)
+            while pad > 0:
+                one.append(0)
+                lead.append(0)
+                tail.append(0)
+                pad -= 1
+            one.append(got[0])
+            lead.append(got[1])
+            tail.append(got[2])
+            acc += got[3]
+        whole.append(acc)
+        ngroups += 1
+        g0 = b
+        owner = -1
+    pad = n - len(one)
+    while pad > 0:
+        one.append(0)
+        lead.append(0)
+        tail.append(0)
+        pad -= 1
+    return starts, ends, group, one, lead, tail, whole

@@ -1,0 +1,170 @@
+"""Part sizes for :class:`~fissure.size.ruler.PartTable`, counted once per part.
+
+:func:`measure` is the one entry point. It runs the compiled twin in ``_parts.pyx`` when
+that extension was built at install time (it needs a C compiler), and this module's pure
+Python otherwise; both give the same lists for the same input (tests compare them).
+
+Definitions (see :class:`~fissure.size.ruler.PartTable` for how the lists are used):
+parts ``[bounds[k], bounds[k+1])`` are grouped between *strong* bounds, positions where
+the size of the text on either side adds up: the start of a line with visible text (a
+pre-token always starts after the last break of a whitespace run), or a seam after a word
+(see :mod:`fissure.size.textindex`). Each group may hold one part with visible text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from fissure.size.textindex import ASCII_PUNCT
+
+HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
+
+Counter = Callable[[str], int]
+Within = Callable[[str, int], "int | None"]
+Measured = tuple[list[int], list[int], list[int], list[int], list[int], list[int], list[int]]
+
+_VISIBLE = re.compile(r"\S")
+# A visible line from here on (for a line start to be a seam, its line must not be blank).
+_VISIBLE_LINE = re.compile(r"[^\S\r\n]*\S")
+# The whitespace right after a word: a seam at its start.
+_SEAM_AFTER = re.compile(r"(?<=[^\W_])[\r\n]|(?<=\S)[ \t]")
+
+
+def strong(text: str, b: int) -> bool:
+    """Whether the sizes of ``text[:b]`` and ``text[b:]`` add up (``0 < b < len(text)``)."""
+    prev, nxt = text[b - 1], text[b]
+    if prev == "\n" or prev == "\r":
+        return not (prev == "\r" and nxt == "\n") and _VISIBLE_LINE.match(text, b) is not None
+    if nxt == " " or nxt == "\t":
+        return not prev.isspace()
+    return (nxt == "\n" or nxt == "\r") and prev.isalnum()
+
+
+def last_seam(text: str, start: int, end: int, fine: bool) -> int:
+    """A seam in ``(start, end]`` near ``end`` (``-1`` if none is found), where
+    ``text[start:end]`` is trimmed visible text followed by whitespace or the text's end.
+    With ``fine`` seams, a word followed by punctuation (``foo):``) gives the seam before
+    the punctuation, so the separately counted tail is short and repeats."""
+    if end == len(text):
+        return end
+    nxt, last = text[end], text[end - 1]
+    if nxt == " " or nxt == "\t" or ((nxt == "\n" or nxt == "\r") and last.isalnum()):
+        return end
+    if fine and last in ASCII_PUNCT:
+        r = end - 1
+        while r > start and text[r - 1] in ASCII_PUNCT:
+            r -= 1
+        if r > start and text[r - 1].isalnum():
+            return r
+    r = end
+    for _ in range(4):
+        r = text.rfind(" ", start, r)
+        if r <= start:
+            return -1
+        while r > start and text[r - 1] in " \t":
+            r -= 1
+        if r > start and not text[r - 1].isspace():
+            return r
+    return -1
+
+
+def sizes(
+    text: str, g0: int, s: int, e: int, g1: int, cap: int, count: Counter, within: Within,
+    fine: bool,
+) -> tuple[int, int, int, int]:
+    """``one`` (``s..e``), ``lead`` (``s..g1``), ``tail`` (``g0..e``) and whole
+    (``g0..g1``) size of the visible text ``s..e`` of group ``g0..g1``: the bulk between a
+    seam after the first word and one before the end is counted once, up to ``cap``;
+    short heads and tails by ``count``. A size over the cap is HUGE."""
+    z = last_seam(text, s, e, fine)
+    y = s
+    if z >= 0 and s != g0:
+        m = _SEAM_AFTER.search(text, s + 1, z)
+        y = m.start() if m else z
+    if z < 0:
+        found = [within(text[x0:x1], cap) for x0, x1 in ((s, e), (s, g1), (g0, e), (g0, g1))]
+        if found[0] is None:  # over the cap alone: no run holding it fits
+            return HUGE, HUGE, HUGE, HUGE
+        one, lead, tail, whole = (HUGE if x is None else x for x in found)
+        return one, lead, tail, whole
+    bulk = within(text[y:z], cap)
+    if bulk is None:
+        return HUGE, HUGE, HUGE, HUGE
+    h_full = count(text[g0:y]) if g0 < y else 0
+    h_trim = count(text[s:y]) if s < y else 0
+    t_trim = count(text[z:e]) if z < e else 0
+    t_full = count(text[z:g1]) if z < g1 else 0
+    return (h_trim + bulk + t_trim, h_trim + bulk + t_full,
+            h_full + bulk + t_trim, h_full + bulk + t_full)
+
+
+def measure_py(
+    text: str, bounds: list[int], cap: int, count: Counter, within: Within, fine: bool
+) -> Measured | None:
+    """``starts``, ``ends`` (``-1`` for a part without visible text), ``group`` of each
+    part, ``one``, ``lead``, ``tail`` (0 for parts without visible text) and ``whole``,
+    the prefix sums of group sizes; ``None`` when two visible parts share a group."""
+    n = len(bounds) - 1
+    starts: list[int] = []
+    ends: list[int] = []
+    group: list[int] = []
+    one: list[int] = []
+    lead: list[int] = []
+    tail: list[int] = []
+    whole = [0]
+    search = _VISIBLE.search
+    g0 = bounds[0]
+    owner = -1  # the visible part of the current group
+    for k in range(n):
+        a, b = bounds[k], bounds[k + 1]
+        if a < b and not text[a].isspace():
+            s = a
+        else:
+            m = search(text, a, b)
+            s = m.start() if m else -1
+        e = -1
+        if s >= 0:
+            if owner >= 0:
+                return None
+            owner = k
+            e = b
+            if text[e - 1].isspace():
+                lo = max(s, e - 256)  # look at the tail, not the whole part, first
+                e = lo + len(text[lo:e].rstrip())
+                if e == lo:
+                    e = s + len(text[s:b].rstrip())
+        starts.append(s)
+        ends.append(e)
+        group.append(len(whole) - 1)
+        if k + 1 < n and not ((text[b - 1] == "\n" and not text[b].isspace()) or strong(text, b)):
+            continue
+        if owner < 0:
+            whole.append(whole[-1] + count(text[g0:b]))
+        else:
+            s, e = starts[owner], ends[owner]
+            c1, c2, c3, c4 = sizes(text, g0, s, e, b, cap, count, within, fine)
+            pad = owner - len(one)  # parts without visible text before it in the group
+            one += [0] * pad
+            lead += [0] * pad
+            tail += [0] * pad
+            one.append(c1)
+            lead.append(c2)
+            tail.append(c3)
+            whole.append(whole[-1] + c4)
+        g0, owner = b, -1
+    pad = n - len(one)
+    one += [0] * pad
+    lead += [0] * pad
+    tail += [0] * pad
+    return starts, ends, group, one, lead, tail, whole
+
+
+Measure = Callable[[str, list[int], int, Counter, Within, bool], "Measured | None"]
+measure_c: Measure | None
+try:
+    from fissure.size._parts import measure as measure_c
+except ImportError:  # built without a C compiler: the pure Python above
+    measure_c = None
+
+measure: Measure = measure_c if measure_c is not None else measure_py
