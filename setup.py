@@ -1,8 +1,9 @@
-"""Builds the optional compiled helper ``fissure.size._parts`` (Cython).
+"""Builds fissure's optional compiled helpers (Cython): ``fissure.size._parts`` and
+``fissure.split._charpack``.
 
 Everything else is configured in pyproject.toml. Without a C compiler the build goes on
-without the extension and fissure uses the pure Python twin (``fissure.size.parts``),
-which gives the same results, only slower.
+without them and fissure uses its pure Python code, which gives the same results, only
+slower.
 """
 
 from setuptools import Extension, setup
@@ -32,7 +33,10 @@ def extensions() -> list[Extension]:
         print("warning: Cython is not available; fissure's compiled helper is not built")
         return []
     return cythonize(
-        [Extension("fissure.size._parts", ["src/fissure/size/_parts.pyx"])],
+        [
+            Extension("fissure.size._parts", ["src/fissure/size/_parts.pyx"]),
+            Extension("fissure.split._charpack", ["src/fissure/split/_charpack.pyx"]),
+        ],
         compiler_directives={"language_level": "3"},
         quiet=True,
     )

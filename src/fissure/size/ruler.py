@@ -25,6 +25,8 @@ from fissure.size.parts import HUGE, measure
 from fissure.size.sizer import Sizer
 from fissure.size.textindex import TextIndex
 
+_EMPTY = np.zeros(0, dtype=np.int64)
+
 
 class Ruler:
     """Measures spans of ``text`` with ``sizer``."""
@@ -42,8 +44,7 @@ class Ruler:
         self._direct = not sizer.additive
         self._pos: list[int] = []
         self._cum: list[int] = []
-        self._pos_a = np.zeros(0, dtype=np.int64)
-        self._cum_a = np.zeros(0, dtype=np.int64)
+        self._pos_a = self._cum_a = _EMPTY
         # The seam table costs a pass over the whole text; it is built on first need, and
         # a document packed by lines and paragraphs alone (see PartTable) never needs it.
         self._built = self._chars or self._direct or not text

@@ -45,6 +45,7 @@ class Cuts:
 
     name: str
     find: CutFinder
+    literal: str | None = None  # the separator, for a literal separator level
 
 
 def _between(positions: Callable[[TextIndex], np.ndarray]) -> CutFinder:
@@ -68,7 +69,7 @@ def separator_cuts(separator: str, *, regex: bool = False) -> Cuts:
     """Cut in front of every occurrence of ``separator`` (it stays with the next part)."""
     name = f"separator {separator!r}"
     if not regex:
-        return Cuts(name, _literal_cuts(separator))
+        return Cuts(name, _literal_cuts(separator), separator)
     pattern = re.compile(separator)
 
     def find(index: TextIndex, start: int, end: int) -> list[int]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,6 +20,14 @@ from fissure.split.post import add_overlap, fit_reserve, merge_small, word_start
 from fissure.split.semantic import Trace
 from fissure.split.separators import DEFAULT, preset
 from fissure.types import Block
+
+CharPacker: Any
+try:
+    from fissure.split import _charpack
+
+    CharPacker = _charpack.CharPacker
+except ImportError:  # built without a C compiler: the Python packer does it all
+    CharPacker = None
 
 # Inside a structural leaf, code and tables are cut by lines before words; prose by
 # paragraphs, lines and sentences.
@@ -51,13 +60,20 @@ LEAF_LEVELS: dict[str, Sequence[lv.Cuts]] = {
 }
 
 
-@lru_cache(maxsize=64)
 def separator_levels(settings: ChunkSettings) -> tuple[lv.Cuts, ...]:
     """The recursive strategy's levels: given separators, a language preset or the default."""
-    if settings.separators is not None:
-        seps, regex = settings.separators, settings.separators_are_regex
-    elif settings.language:
-        seps, regex = preset(settings.language), True
+    return _separator_levels(settings.separators, settings.separators_are_regex, settings.language)
+
+
+@lru_cache(maxsize=64)
+def _separator_levels(
+    separators: tuple[str, ...] | None, are_regex: bool, language: str | None
+) -> tuple[lv.Cuts, ...]:
+    # Keyed by the three fields alone: hashing the whole settings per document costs more.
+    if separators is not None:
+        seps, regex = separators, are_regex
+    elif language:
+        seps, regex = preset(language), True
     else:
         seps, regex = DEFAULT, False
     return tuple(lv.separator_cuts(s, regex=regex) for s in seps if s)
@@ -77,8 +93,7 @@ def plan(
     return whole, lv.PROSE
 
 
-@dataclass(frozen=True, slots=True)
-class Split:
+class Split(NamedTuple):
     """The outcome of splitting one document.
 
     Attributes:
@@ -122,13 +137,39 @@ def split_spans(
         run, levels = plan(settings, text, blocks)
         packer.levels = tuple(levels)
         packer.max_tokens = room
-        pieces = merge_small(packer, packer.run(run), settings.min_tokens)
+        fast = char_packer(settings, ruler, room)
+        pieces = merge_small(packer, fast() if fast else packer.run(run), settings.min_tokens)
     if reserve is not None:
         pieces = fit_reserve(packer, pieces, reserve, room)
     packer.max_tokens = settings.budget
     units = _units(settings, text)
     spans = add_overlap(packer, pieces, settings.overlap_tokens, units, reserve)
     return Split(spans, pieces, trace)
+
+
+def char_packer(
+    settings: ChunkSettings, ruler: Ruler, budget: int
+) -> Callable[[], list[Piece]] | None:
+    """The compiled packer (``_charpack``) where it applies and was built: ``recursive``
+    by characters with literal separators. It makes exactly the Python packer's pieces."""
+    if CharPacker is None or settings.strategy != "recursive" or ruler.sizer.name != "chars":
+        return None
+    literal = _literal_levels(settings.separators, settings.separators_are_regex, settings.language)
+    if literal is None:
+        return None
+    return CharPacker(ruler.text, *literal, budget, Piece).run  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=64)
+def _literal_levels(
+    separators: tuple[str, ...] | None, are_regex: bool, language: str | None
+) -> tuple[list[str], list[str]] | None:
+    """Separators and level names of the recursive levels, when all are literal."""
+    levels = _separator_levels(separators, are_regex, language)
+    seps = [c.literal for c in levels]
+    if None in seps:
+        return None
+    return seps, [c.name for c in levels]  # type: ignore[return-value]
 
 
 def semantic_pieces(
