@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test lint bench clean
 
-$(STAMP): pyproject.toml setup.py $(wildcard src/fissure/*/_*.pyx)
+$(STAMP): pyproject.toml setup.py $(wildcard src/fissure/_*.pyx src/fissure/*/_*.pyx)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch on this machine's disk; an unpinned torch pulls a multi-GB GPU build.
@@ -33,4 +33,4 @@ bench: setup
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info src/fissure/*/_*.c src/fissure/*/_*.so
+	rm -rf $(VENV) build *.egg-info src/*.egg-info src/fissure/_*.c src/fissure/_*.so src/fissure/*/_*.c src/fissure/*/_*.so

@@ -18,7 +18,15 @@ from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
 from fissure.split.semantic import Trace
 from fissure.split.strategies import split_spans
-from fissure.types import Block, Chunk, Document
+from fissure.types import CHUNK_FIELDS, Block, Chunk, Document
+
+_build_plain: Any
+try:  # the compiled loop for documents without a Block tree (see _chunks.pyx)
+    from fissure import _chunks
+
+    _build_plain = _chunks.build_plain
+except ImportError:  # built without a C compiler: the loop below does it
+    _build_plain = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +141,11 @@ class Chunker:
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
         place = _Placer(text, document.blocks, name) if document.blocks else None
+        if place is None and _build_plain is not None and not self.settings.prepend_context:
+            return _build_plain(  # type: ignore[no-any-return]
+                Chunk, CHUNK_FIELDS, text, spans, pieces, lines, doc_id, strategy, source,
+                name, fallback, ruler.count,
+            )
         plain: tuple[tuple[str, ...], None, None, None, str | None] = ((), None, None, None, name)
         chunks = []
         last = len(pieces) - 1

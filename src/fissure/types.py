@@ -201,6 +201,5 @@ class Chunk:
 
 
 # The slot setters of Chunk's fields, in field order (see Chunk.__init__).
-_SETTERS: tuple[Any, ...] = tuple(
-    Chunk.__dict__[name].__set__ for name in Chunk.__dataclass_fields__
-)
+CHUNK_FIELDS: tuple[str, ...] = tuple(Chunk.__dataclass_fields__)
+_SETTERS: tuple[Any, ...] = tuple(Chunk.__dict__[name].__set__ for name in CHUNK_FIELDS)
