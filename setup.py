@@ -1,5 +1,5 @@
 """Builds fissure's optional compiled helpers (Cython): ``fissure.size._parts``,
-``fissure.split._charpack`` and ``fissure._chunks``.
+``fissure.split._split`` and ``fissure._chunks``.
 
 Everything else is configured in pyproject.toml. Without a C compiler the build goes on
 without them and fissure uses its pure Python code, which gives the same results, only
@@ -35,7 +35,7 @@ def extensions() -> list[Extension]:
     return cythonize(
         [
             Extension("fissure.size._parts", ["src/fissure/size/_parts.pyx"]),
-            Extension("fissure.split._charpack", ["src/fissure/split/_charpack.pyx"]),
+            Extension("fissure.split._split", ["src/fissure/split/_split.pyx"]),
             Extension("fissure._chunks", ["src/fissure/_chunks.pyx"]),
         ],
         compiler_directives={"language_level": "3"},

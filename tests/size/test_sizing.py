@@ -181,7 +181,7 @@ def test_compiled_part_measure_equals_pure_python(
     if len(text) == 0:
         return
     fine = sizer.fine_seams and sizer.protect is None
-    args = (text, bounds, cap, sizer.count, sizer.count_within, fine)
+    args = (text, bounds, cap, sizer.counters(), fine)
     assert parts.measure_c(*args) == parts.measure_py(*args)
 
 

@@ -1,5 +1,6 @@
-from fissure.size.parts import Counter, Measured, Within
+from fissure.size.parts import Measured
+from fissure.size.sizer import Counters
 
 def measure(
-    text: str, bounds: list[int], cap: int, count: Counter, within: Within, fine: bool
+    text: str, bounds: list[int], cap: int, counters: Counters, fine: bool
 ) -> Measured | None: ...

@@ -80,8 +80,40 @@ cdef Py_ssize_t _seam_after(str text, Py_ssize_t pos, Py_ssize_t end):
     return -1
 
 
+cdef class _Count:
+    """Counters.count and Counters.within, with the cache read and the tokenizer called
+    from C (the same numbers; the methods handle what the raw functions refuse)."""
+    cdef object count, within, raw_count, raw_within
+    cdef dict cache
+    cdef Py_ssize_t cached_chars
+
+    def __init__(self, counters):
+        self.count, self.within, self.raw_count, self.raw_within, self.cache, \
+            self.cached_chars = counters
+
+    cdef object small(self, str t):
+        cdef object n
+        if len(t) <= self.cached_chars:
+            n = self.cache.get(t)
+            if n is not None:
+                return n
+        return self.count(t)
+
+    cdef object bulk(self, str t, long long cap):
+        cdef object n
+        if self.raw_count is not None:
+            try:
+                if self.raw_within is not None and len(t) > 4 * cap:
+                    return self.raw_within(t, cap)
+                n = self.raw_count(t)
+                return n if n <= cap else None
+            except UnicodeEncodeError:
+                pass
+        return self.within(t, cap)
+
+
 cdef tuple _sizes(str text, Py_ssize_t g0, Py_ssize_t s, Py_ssize_t e, Py_ssize_t g1,
-                  long long cap, object count, object within, bint fine, Py_ssize_t n):
+                  long long cap, _Count counter, bint fine, Py_ssize_t n):
     cdef Py_ssize_t z = _last_seam(text, s, e, n, fine)
     cdef Py_ssize_t y = s
     cdef long long bulk, h_full, h_trim, t_trim, t_full
@@ -90,27 +122,27 @@ cdef tuple _sizes(str text, Py_ssize_t g0, Py_ssize_t s, Py_ssize_t e, Py_ssize_
         if y < 0:
             y = z
     if z < 0:
-        one = within(text[s:e], cap)
+        one = counter.bulk(text[s:e], cap)
         if one is None:
             return (HUGE, HUGE, HUGE, HUGE)
-        lead = within(text[s:g1], cap)
-        tail = within(text[g0:e], cap)
-        whole = within(text[g0:g1], cap)
+        lead = counter.bulk(text[s:g1], cap)
+        tail = counter.bulk(text[g0:e], cap)
+        whole = counter.bulk(text[g0:g1], cap)
         return (one, HUGE if lead is None else lead, HUGE if tail is None else tail,
                 HUGE if whole is None else whole)
-    found = within(text[y:z], cap)
+    found = counter.bulk(text[y:z], cap)
     if found is None:
         return (HUGE, HUGE, HUGE, HUGE)
     bulk = found
-    h_full = count(text[g0:y]) if g0 < y else 0
-    h_trim = count(text[s:y]) if s < y else 0
-    t_trim = count(text[z:e]) if z < e else 0
-    t_full = count(text[z:g1]) if z < g1 else 0
+    h_full = counter.small(text[g0:y]) if g0 < y else 0
+    h_trim = counter.small(text[s:y]) if s < y else 0
+    t_trim = counter.small(text[z:e]) if z < e else 0
+    t_full = counter.small(text[z:g1]) if z < g1 else 0
     return (h_trim + bulk + t_trim, h_trim + bulk + t_full,
             h_full + bulk + t_trim, h_full + bulk + t_full)
 
 
-def measure(str text, list bounds, long long cap, object count, object within, bint fine):
+def measure(str text, list bounds, long long cap, object counters, bint fine):
     """See :func:`fissure.size.parts.measure_py`."""
     cdef Py_ssize_t n = len(bounds) - 1
     cdef Py_ssize_t tn = len(text)
@@ -118,6 +150,7 @@ def measure(str text, list bounds, long long cap, object count, object within, b
     acc = 0  # a Python int: a sum of many HUGE sizes must not overflow
     cdef list starts = [], ends = [], group = [], one = [], lead = [], tail = [], whole = [0]
     cdef tuple got
+    cdef _Count counter = _Count(counters)
     g0 = bounds[0]
     owner = -1
     ngroups = 0
@@ -143,9 +176,9 @@ def measure(str text, list bounds, long long cap, object count, object within, b
         if k + 1 < n and not _strong(text, b, tn):
             continue
         if owner < 0:
-            acc += count(text[g0:b])
+            acc += counter.small(text[g0:b])
         else:
-            got = _sizes(text, g0, starts[owner], ends[owner], b, cap, count, within, fine, tn)
+            got = _sizes(text, g0, starts[owner], ends[owner], b, cap, counter, fine, tn)
             pad = owner - len(one)
             while pad > 0:
                 one.append(0)

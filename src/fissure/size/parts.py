@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from fissure.size.sizer import Counters
 from fissure.size.textindex import ASCII_PUNCT
 
 HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
@@ -100,11 +101,13 @@ def sizes(
 
 
 def measure_py(
-    text: str, bounds: list[int], cap: int, count: Counter, within: Within, fine: bool
+    text: str, bounds: list[int], cap: int, counters: Counters, fine: bool
 ) -> Measured | None:
     """``starts``, ``ends`` (``-1`` for a part without visible text), ``group`` of each
     part, ``one``, ``lead``, ``tail`` (0 for parts without visible text) and ``whole``,
-    the prefix sums of group sizes; ``None`` when two visible parts share a group."""
+    the prefix sums of group sizes; ``None`` when two visible parts share a group.
+    Sizes come from ``counters.count`` (short heads and tails) and ``counters.within``."""
+    count, within = counters.count, counters.within
     n = len(bounds) - 1
     starts: list[int] = []
     ends: list[int] = []
@@ -160,7 +163,7 @@ def measure_py(
     return starts, ends, group, one, lead, tail, whole
 
 
-Measure = Callable[[str, list[int], int, Counter, Within, bool], "Measured | None"]
+Measure = Callable[[str, list[int], int, Counters, bool], "Measured | None"]
 measure_c: Measure | None
 try:
     from fissure.size._parts import measure as measure_c

@@ -302,7 +302,7 @@ class PartTable:
         """The table, or ``None`` when two visible parts meet at a position that is not a
         seam (then a :class:`SpanTable` is needed)."""
         sizer, n = ruler.sizer, len(bounds) - 1
-        got = measure(ruler.text, bounds, cap, sizer.count, sizer.count_within,
+        got = measure(ruler.text, bounds, cap, sizer.counters(),
                       sizer.fine_seams and sizer.protect is None)
         if got is None:
             return None

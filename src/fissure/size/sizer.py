@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,6 +22,24 @@ TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
 NAMED = ("minilm", "chars", "words", *TIKTOKEN_ENCODINGS)
 _CACHE_LIMIT = 1 << 20
 _CACHED_CHARS = 256
+
+
+class Counters(NamedTuple):
+    """A sizer's counting functions, for compiled helpers.
+
+    ``count`` and ``within`` are :meth:`Sizer.count` and :meth:`Sizer.count_within`.
+    ``raw_count``/``raw_within`` (or ``None``) are the tokenizer's own functions behind
+    them, without caching and without the fallback for lone surrogates (they raise
+    ``UnicodeEncodeError``; then use the methods). ``cache`` maps texts of at most
+    ``cached_chars`` characters to their sizes (read it; ``count`` fills it).
+    """
+
+    count: Callable[[str], int]
+    within: Callable[[str, int], int | None]
+    raw_count: Callable[[str], int] | None
+    raw_within: Callable[[str, int], int | None] | None
+    cache: dict[str, int]
+    cached_chars: int
 
 
 @runtime_checkable
@@ -58,6 +76,7 @@ class Sizer:
         "segment_chars",
         "_cache",
         "_within",
+        "native",
     )
 
     def __init__(
@@ -73,9 +92,11 @@ class Sizer:
         fine_seams: bool = False,
         protect: re.Pattern[str] | None = None,
         within: Callable[[str, int], int | None] | None = None,
+        native: tuple[Callable[[str], int], Callable[[str, int], int | None]] | None = None,
     ) -> None:
         self.name = name
         self._within = within
+        self.native = native
         self._fn = fn
         self._batch = batch
         self._prefix = prefix
@@ -109,6 +130,11 @@ class Sizer:
             return self._within(text, cap)  # stopping early pays only on long texts
         n = self._fn(text)  # not cached: the texts measured this way rarely repeat
         return n if n <= cap else None
+
+    def counters(self) -> Counters:
+        """What compiled helpers count with (see :class:`Counters`)."""
+        raw = self.native or (None, None)
+        return Counters(self.count, self.count_within, raw[0], raw[1], self._cache, _CACHED_CHARS)
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Sizes of many texts; cached, and batched where the tokenizer allows."""
@@ -189,6 +215,7 @@ class Sizer:
             segment_chars=48,
             prefix=prefix,
             within=within,
+            native=(backend.count, backend.count_till_limit),
         )
 
     @classmethod

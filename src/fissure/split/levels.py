@@ -130,6 +130,10 @@ def _paragraph_cuts(index: TextIndex, start: int, end: int) -> list[int]:
     return [p for p in found if start < p < end]
 
 
+def _paragraph_cuts_c(index: TextIndex, start: int, end: int) -> list[int]:
+    return _split.paragraph_cuts(index.text, start, end)
+
+
 def _line_cuts(index: TextIndex, start: int, end: int) -> list[int]:
     """TextIndex.line_starts inside ``(start, end)``, by regex over that span alone."""
     text = index.text
@@ -146,7 +150,14 @@ def _newline_cuts(text: str, start: int, end: int) -> list[int]:
     return [p for p in islice(at, 1, None) if p < end]
 
 
-PARAGRAPH = Cuts("paragraph", _paragraph_cuts)
+try:  # the compiled scan (see _split.pyx) where it was built
+    from fissure.split import _split
+
+    _paragraphs: CutFinder = _paragraph_cuts_c
+except ImportError:
+    _paragraphs = _paragraph_cuts
+
+PARAGRAPH = Cuts("paragraph", _paragraphs)
 LINE = Cuts("line", _line_cuts)
 SENTENCE = Cuts("sentence", _sentences)
 WORD = Cuts("word", _between(lambda ix: ix.word_starts))

@@ -23,9 +23,9 @@ from fissure.types import Block
 
 CharPacker: Any
 try:
-    from fissure.split import _charpack
+    from fissure.split import _split
 
-    CharPacker = _charpack.CharPacker
+    CharPacker = _split.CharPacker
 except ImportError:  # built without a C compiler: the Python packer does it all
     CharPacker = None
 
@@ -150,7 +150,7 @@ def split_spans(
 def char_packer(
     settings: ChunkSettings, ruler: Ruler, budget: int
 ) -> Callable[[], list[Piece]] | None:
-    """The compiled packer (``_charpack``) where it applies and was built: ``recursive``
+    """The compiled packer (``_split``) where it applies and was built: ``recursive``
     by characters with literal separators. It makes exactly the Python packer's pieces."""
     if CharPacker is None or settings.strategy != "recursive" or ruler.sizer.name != "chars":
         return None

@@ -1,6 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled twin of :class:`fissure.split.pack.Packer` for one common case: plain text,
-a budget in characters and literal separators (the ``recursive`` strategy's defaults).
+"""Compiled helpers of fissure.split.
+
+:class:`CharPacker` is the twin of :class:`fissure.split.pack.Packer` for one common case:
+plain text, a budget in characters and literal separators (the ``recursive`` strategy's
+defaults).
 
 It follows the Python packer step by step — the greedy run of parts, the small group
 carried into an oversized part, the descent through the separators, the grapheme-safe
@@ -237,3 +240,40 @@ cdef class CharPacker:
         if ch < 0x300:  # no combining mark below U+0300
             return True
         return not unicodedata.category(chr(ch)).startswith("M")
+
+
+def paragraph_cuts(str text, Py_ssize_t start, Py_ssize_t end):
+    """Paragraph starts inside ``(start, end)``: lines with visible text after a blank
+    line (``fissure.split.levels._paragraph_cuts``, TextIndex.paragraph_starts)."""
+    cdef Py_ssize_t n = len(text), pos = start, p, i
+    cdef bint visible, blank_prev = False
+    cdef Py_UCS4 c
+    cdef list out = []
+    if end > n:
+        end = n
+    if 0 < pos < n and text[pos - 1] == 13 and text[pos] == 10:
+        pos -= 1  # inside a \r\n: back to the line it ends
+    while pos > 0 and text[pos - 1] != 10 and text[pos - 1] != 13:
+        pos -= 1
+    p = pos
+    while p < end:
+        i = p
+        visible = False
+        while i < n:
+            c = text[i]
+            if c == 10 or c == 13:
+                break
+            if not visible and not Py_UNICODE_ISSPACE(c):
+                visible = True
+            i += 1
+        if p > start and visible and blank_prev:
+            out.append(p)
+        if i >= n:
+            break
+        if text[i] == 13 and i + 1 < n and text[i + 1] == 10:
+            i += 2
+        else:
+            i += 1
+        blank_prev = not visible
+        p = i
+    return out
