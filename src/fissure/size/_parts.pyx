@@ -85,19 +85,30 @@ cdef class _Count:
     from C (the same numbers; the methods handle what the raw functions refuse)."""
     cdef object count, within, raw_count, raw_within
     cdef dict cache
-    cdef Py_ssize_t cached_chars
+    cdef Py_ssize_t cached_chars, cache_limit
 
     def __init__(self, counters):
-        self.count, self.within, self.raw_count, self.raw_within, self.cache, \
-            self.cached_chars = counters
+        (self.count, self.within, self.raw_count, self.raw_within, self.cache,
+         self.cached_chars, self.cache_limit) = counters
 
     cdef object small(self, str t):
+        # Sizer.count: cached up to cached_chars, the cache cleared when full
         cdef object n
-        if len(t) <= self.cached_chars:
-            n = self.cache.get(t)
-            if n is not None:
-                return n
-        return self.count(t)
+        if len(t) > self.cached_chars or self.raw_count is None:
+            return self.count(t)
+        n = self.cache.get(t)
+        if n is not None:
+            return n
+        if not t:
+            return 0
+        try:
+            n = self.raw_count(t)
+        except UnicodeEncodeError:
+            return self.count(t)
+        if len(self.cache) >= self.cache_limit:
+            self.cache.clear()
+        self.cache[t] = n
+        return n
 
     cdef object bulk(self, str t, long long cap):
         cdef object n

@@ -31,7 +31,8 @@ class Counters(NamedTuple):
     ``raw_count``/``raw_within`` (or ``None``) are the tokenizer's own functions behind
     them, without caching and without the fallback for lone surrogates (they raise
     ``UnicodeEncodeError``; then use the methods). ``cache`` maps texts of at most
-    ``cached_chars`` characters to their sizes (read it; ``count`` fills it).
+    ``cached_chars`` characters to their sizes; whoever adds to it clears it first when
+    it holds ``cache_limit`` entries, as ``count`` does.
     """
 
     count: Callable[[str], int]
@@ -40,6 +41,7 @@ class Counters(NamedTuple):
     raw_within: Callable[[str, int], int | None] | None
     cache: dict[str, int]
     cached_chars: int
+    cache_limit: int
 
 
 @runtime_checkable
@@ -134,7 +136,10 @@ class Sizer:
     def counters(self) -> Counters:
         """What compiled helpers count with (see :class:`Counters`)."""
         raw = self.native or (None, None)
-        return Counters(self.count, self.count_within, raw[0], raw[1], self._cache, _CACHED_CHARS)
+        return Counters(
+            self.count, self.count_within, raw[0], raw[1], self._cache, _CACHED_CHARS,
+            _CACHE_LIMIT,
+        )
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Sizes of many texts; cached, and batched where the tokenizer allows."""
