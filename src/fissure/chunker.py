@@ -7,6 +7,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +231,7 @@ class _Placer:
         )
 
 
+@lru_cache(maxsize=4096)
 def _name(source: str) -> str | None:
     return Path(source).name if source != "<text>" else None
 

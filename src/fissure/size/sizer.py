@@ -79,6 +79,7 @@ class Sizer:
         "_cache",
         "_within",
         "native",
+        "_counters",
     )
 
     def __init__(
@@ -108,6 +109,7 @@ class Sizer:
         self.min_budget = min_budget
         self.segment_chars = segment_chars
         self._cache: dict[str, int] = {}
+        self._counters: Counters | None = None
 
     def __repr__(self) -> str:
         return f"Sizer({self.name!r})"
@@ -135,11 +137,13 @@ class Sizer:
 
     def counters(self) -> Counters:
         """What compiled helpers count with (see :class:`Counters`)."""
-        raw = self.native or (None, None)
-        return Counters(
-            self.count, self.count_within, raw[0], raw[1], self._cache, _CACHED_CHARS,
-            _CACHE_LIMIT,
-        )
+        if self._counters is None:
+            raw = self.native or (None, None)
+            self._counters = Counters(
+                self.count, self.count_within, raw[0], raw[1], self._cache, _CACHED_CHARS,
+                _CACHE_LIMIT,
+            )
+        return self._counters
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Sizes of many texts; cached, and batched where the tokenizer allows."""

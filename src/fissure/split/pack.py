@@ -127,7 +127,13 @@ class Packer:
 
     def _pack(self, run: Run, table: Table | None = None) -> None:
         if table is None:
-            if len(run.bounds) == 2 and run.blocks is None and self.ruler.counts_parts:
+            bounds = run.bounds
+            if (
+                len(bounds) == 2
+                and run.blocks is None
+                and self.ruler.counts_parts
+                and bounds[1] - bounds[0] > 4 * self.max_tokens  # a shorter one likely fits
+            ):
                 # One part: measure it by the finer parts it is split into if it does not
                 # fit, so that an oversized document is not counted twice.
                 child = self.expand(run, 0)

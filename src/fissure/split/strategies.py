@@ -120,14 +120,14 @@ def split_spans(
     ``reserve(position)`` is the size of what will be prepended to a chunk that starts
     there (its context); chunks then leave room for it.
     """
-    text = ruler.text
-    packer = Packer(ruler, settings.budget, (), LEAF_LEVELS)
+    text, budget, overlap = ruler.text, settings.budget, settings.overlap_tokens
+    packer = Packer(ruler, budget, (), LEAF_LEVELS)
     if settings.strategy == "fixed":
         pieces = fixed_windows(packer)
-        spans = fixed_overlap(packer, pieces, settings.overlap_tokens)
+        spans = fixed_overlap(packer, pieces, overlap)
         return Split(spans, [Piece(s, e, "budget", packer.ruler.count(s, e)) for s, e in spans])
     # Pack to leave room for the overlap, then let it grow back to the full budget.
-    room = settings.budget - settings.overlap_tokens
+    room = budget - overlap
     trace = None
     if settings.strategy in ("semantic", "hybrid"):
         if embedder is None:
@@ -141,9 +141,10 @@ def split_spans(
         pieces = merge_small(packer, fast() if fast else packer.run(run), settings.min_tokens)
     if reserve is not None:
         pieces = fit_reserve(packer, pieces, reserve, room)
-    packer.max_tokens = settings.budget
-    units = _units(settings, text)
-    spans = add_overlap(packer, pieces, settings.overlap_tokens, units, reserve)
+    if overlap <= 0:
+        return Split([(p.start, p.end) for p in pieces], pieces, trace)
+    packer.max_tokens = budget
+    spans = add_overlap(packer, pieces, overlap, _units(settings, text), reserve)
     return Split(spans, pieces, trace)
 
 
