@@ -19,6 +19,8 @@ from cpython.unicode cimport Py_UNICODE_ISSPACE
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_Find(object s, object sub, Py_ssize_t start, Py_ssize_t end,
                               int direction) except -2
+    Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
+                                  int direction) except -2
 
 
 cdef class CharPacker:
@@ -245,9 +247,9 @@ cdef class CharPacker:
 def paragraph_cuts(str text, Py_ssize_t start, Py_ssize_t end):
     """Paragraph starts inside ``(start, end)``: lines with visible text after a blank
     line (``fissure.split.levels._paragraph_cuts``, TextIndex.paragraph_starts)."""
-    cdef Py_ssize_t n = len(text), pos = start, p, i
-    cdef bint visible, blank_prev = False
-    cdef Py_UCS4 c
+    cdef Py_ssize_t n = len(text), pos = start, p, i, nl
+    cdef bint visible, blank_prev = False, crlf
+    cdef Py_UCS4 c = 0
     cdef list out = []
     if end > n:
         end = n
@@ -255,25 +257,38 @@ def paragraph_cuts(str text, Py_ssize_t start, Py_ssize_t end):
         pos -= 1  # inside a \r\n: back to the line it ends
     while pos > 0 and text[pos - 1] != 10 and text[pos - 1] != 13:
         pos -= 1
+    crlf = PyUnicode_FindChar(text, 13, pos, n, 1) >= 0
     p = pos
     while p < end:
+        # Is the line at p blank? Usually its first character answers.
         i = p
         visible = False
         while i < n:
             c = text[i]
             if c == 10 or c == 13:
                 break
-            if not visible and not Py_UNICODE_ISSPACE(c):
+            if not Py_UNICODE_ISSPACE(c):
                 visible = True
+                break
             i += 1
         if p > start and visible and blank_prev:
             out.append(p)
+        if i >= n:
+            break
+        blank_prev = not visible
+        if not crlf:  # jump to the next \n (memchr speed)
+            nl = i if c == 10 else PyUnicode_FindChar(text, 10, i, n, 1)
+            if nl < 0:
+                break
+            p = nl + 1
+            continue
+        while i < n and text[i] != 10 and text[i] != 13:
+            i += 1
         if i >= n:
             break
         if text[i] == 13 and i + 1 < n and text[i + 1] == 10:
             i += 2
         else:
             i += 1
-        blank_prev = not visible
         p = i
     return out
