@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import fissure
 from fissure.errors import ConfigError
 from fissure.size import Ruler, Sizer, parts
+from fissure.size import ruler as ruler_module
 from fissure.size.ruler import PartTable
 from fissure.size.sizer import minilm_model_dir
 from fissure.size.wordpiece import WordPieceCounter
@@ -139,7 +140,8 @@ def test_part_table_equals_the_seam_table(name: str, text: str, level: str, cap:
     bounds = [0, *sorted(cuts), len(text)]
     parts = ruler.table(bounds, cap=cap)
     seams = Ruler(text, sizer).table(bounds)
-    assert isinstance(parts, PartTable)  # line starts of visible lines are always seams
+    # Line starts of visible lines are always seams: counted part by part.
+    assert isinstance(parts, (PartTable, ruler_module.compiled_table or PartTable))
     n = len(bounds) - 1
     for i in range(n):
         assert (parts.start(i), parts.end(i)) == (seams.start(i), seams.end(i))
@@ -191,6 +193,38 @@ def test_chunks_are_the_same_without_the_compiled_helper(monkeypatch: pytest.Mon
     chunker = fissure.Chunker(strategy="structural", max_tokens=120, tokenizer="cl100k_base")
     compiled = [(c.start, c.end, c.n_tokens) for c in chunker.chunk(text)]
     monkeypatch.setattr("fissure.size.ruler.measure", parts.measure_py)
+    monkeypatch.setattr("fissure.size.ruler.compiled_table", None)
     chunker = fissure.Chunker(strategy="structural", max_tokens=120, tokenizer="cl100k_base")
     assert [(c.start, c.end, c.n_tokens) for c in chunker.chunk(text)] == compiled
     assert len(compiled) > 20
+
+
+@pytest.mark.skipif(ruler_module.compiled_table is None, reason="not built here")
+@pytest.mark.parametrize("name", ["cl100k_base", "minilm"])
+@settings(max_examples=200, deadline=None)
+@given(text=LINES, level=st.sampled_from(["paragraph", "line", "both"]), cap=st.integers(1, 40))
+def test_compiled_part_table_answers_like_the_python_one(
+    name: str, text: str, level: str, cap: int
+) -> None:
+    if not text or text.isspace():
+        return
+    sizer = get_sizer(name)
+    ruler = Ruler(text, sizer)
+    cuts = set()
+    if level in ("paragraph", "both"):
+        cuts |= set(PARAGRAPH.find(ruler.index, 0, len(text)))
+    if level in ("line", "both"):
+        cuts |= set(LINE.find(ruler.index, 0, len(text)))
+    bounds = [0, *sorted(cuts), len(text)]
+    fine = sizer.fine_seams and sizer.protect is None
+    compiled = ruler_module.compiled_table.build(ruler, bounds, cap, sizer.counters(), fine)
+    python = PartTable.build(Ruler(text, sizer), bounds, cap)
+    assert compiled is not None and python is not None
+    n = len(bounds) - 1
+    for i in range(n):
+        assert (compiled.start(i), compiled.end(i)) == (python.start(i), python.end(i))
+        for budget in (cap, max(1, cap // 2)):
+            assert compiled.sure(i, budget) == python.sure(i, budget)
+        for j in range(i, n):
+            assert compiled.fits(i, j, cap) == python.fits(i, j, cap)
+            assert compiled.size(i, j) == python.size(i, j)

@@ -3,6 +3,7 @@
 interpreter's cost per part. Character classes are CPython's own (``str.isspace``,
 ``str.isalnum``), so both versions agree on every text; the tests compare them."""
 
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
 
 cdef long long HUGE = 1LL << 40
@@ -211,3 +212,142 @@ def measure(str text, list bounds, long long cap, object counters, bint fine):
         tail.append(0)
         pad -= 1
     return starts, ends, group, one, lead, tail, whole
+
+
+
+cdef class PartTable:
+    """Compiled twin of :class:`fissure.size.ruler.PartTable` (same answers, C arrays).
+
+    A group's size over the cap is kept as a count of such groups, not summed, so no
+    run of parts can overflow."""
+
+    cdef object ruler
+    cdef Py_ssize_t n
+    cdef Py_ssize_t *starts
+    cdef Py_ssize_t *ends
+    cdef Py_ssize_t *nxt
+    cdef Py_ssize_t *prv
+    cdef Py_ssize_t *group
+    cdef long long *one
+    cdef long long *lead
+    cdef long long *tail
+    cdef long long *wsum
+    cdef Py_ssize_t *wbig
+
+    def __dealloc__(self):
+        PyMem_Free(self.starts)
+        PyMem_Free(self.ends)
+        PyMem_Free(self.nxt)
+        PyMem_Free(self.prv)
+        PyMem_Free(self.group)
+        PyMem_Free(self.one)
+        PyMem_Free(self.lead)
+        PyMem_Free(self.tail)
+        PyMem_Free(self.wsum)
+        PyMem_Free(self.wbig)
+
+    @staticmethod
+    def build(ruler, list bounds, long long cap, counters, bint fine):
+        """The table, or ``None`` where two visible parts share a group."""
+        got = measure(ruler.text, bounds, cap, counters, fine)
+        if got is None:
+            return None
+        cdef list starts = got[0], ends = got[1], group = got[2], one = got[3]
+        cdef list lead = got[4], tail = got[5], whole = got[6]
+        cdef Py_ssize_t n = len(bounds) - 1, ngroups = len(whole) - 1, k, last
+        cdef Py_ssize_t beyond = len(ruler.text) + 1
+        cdef PartTable t = PartTable.__new__(PartTable)
+        t.ruler = ruler
+        t.n = n
+        t.starts = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+        t.ends = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+        t.nxt = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+        t.prv = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+        t.group = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+        t.one = <long long *>PyMem_Malloc((n + 1) * sizeof(long long))
+        t.lead = <long long *>PyMem_Malloc((n + 1) * sizeof(long long))
+        t.tail = <long long *>PyMem_Malloc((n + 1) * sizeof(long long))
+        t.wsum = <long long *>PyMem_Malloc((ngroups + 1) * sizeof(long long))
+        t.wbig = <Py_ssize_t *>PyMem_Malloc((ngroups + 1) * sizeof(Py_ssize_t))
+        if (not t.starts or not t.ends or not t.nxt or not t.prv or not t.group or not t.one
+                or not t.lead or not t.tail or not t.wsum or not t.wbig):
+            raise MemoryError()
+        for k in range(n):
+            t.group[k] = group[k]
+            t.one[k] = one[k]
+            t.lead[k] = lead[k]
+            t.tail[k] = tail[k]
+        t.wsum[0] = 0
+        t.wbig[0] = 0
+        for k in range(ngroups):
+            size = whole[k + 1] - whole[k]
+            if size >= HUGE:
+                t.wsum[k + 1] = t.wsum[k]
+                t.wbig[k + 1] = t.wbig[k] + 1
+            else:
+                t.wsum[k + 1] = t.wsum[k] + <long long>size
+                t.wbig[k + 1] = t.wbig[k]
+        # Parts without visible text borrow the nearest visible part's ends (SpanTable).
+        t.nxt[n] = n
+        for k in range(n - 1, -1, -1):
+            t.nxt[k] = k if <Py_ssize_t>starts[k] >= 0 else t.nxt[k + 1]
+        last = -1
+        for k in range(n):
+            if <Py_ssize_t>starts[k] >= 0:
+                last = k
+            t.prv[k] = last
+        for k in range(n):
+            t.starts[k] = <Py_ssize_t>starts[t.nxt[k]] if t.nxt[k] < n else beyond
+            t.ends[k] = <Py_ssize_t>ends[t.prv[k]] if t.prv[k] >= 0 else 0
+        return t
+
+    cpdef Py_ssize_t start(self, Py_ssize_t i):
+        """First visible position at or after part ``i``'s start."""
+        return self.starts[i]
+
+    cpdef Py_ssize_t end(self, Py_ssize_t j):
+        """End of the last visible character before part ``j``'s end."""
+        return self.ends[j]
+
+    cdef inline long long _raw(self, Py_ssize_t i, Py_ssize_t j):
+        cdef Py_ssize_t i2 = self.nxt[i], j2 = self.prv[j], gi, gj
+        if i2 > j2:
+            return 0
+        if i2 == j2:
+            return self.one[i2]
+        gi = self.group[i2] + 1
+        gj = self.group[j2]
+        if self.wbig[gj] - self.wbig[gi] > 0:
+            return HUGE
+        return self.lead[i2] + self.wsum[gj] - self.wsum[gi] + self.tail[j2]
+
+    cpdef bint fits(self, Py_ssize_t i, Py_ssize_t j, long long budget):
+        """Whether the trimmed run of parts ``i..j`` fits ``budget`` (at most the cap)."""
+        return self._raw(i, j) <= budget
+
+    cpdef object size(self, Py_ssize_t i, Py_ssize_t j):
+        """Size of the trimmed run of parts ``i..j`` (inclusive)."""
+        cdef long long got = self._raw(i, j)
+        if got >= HUGE:
+            return self.ruler.count(self.starts[i], self.ends[j])
+        return got
+
+    cpdef Py_ssize_t sure(self, Py_ssize_t i, long long budget):
+        """The packer's greedy extension from part ``i`` (see the Python twin)."""
+        cdef Py_ssize_t n = self.n, i2 = self.nxt[i], j, k, gi, gk
+        cdef long long base
+        if i2 >= n:
+            return n - 1
+        if self.one[i2] > budget:
+            return i2 - 1
+        gi = self.group[i2] + 1
+        base = self.lead[i2] - self.wsum[gi]
+        j = i2
+        while j + 1 < n:
+            k = self.prv[j + 1]
+            if k != i2:
+                gk = self.group[k]
+                if self.wbig[gk] - self.wbig[gi] > 0 or base + self.wsum[gk] + self.tail[k] > budget:
+                    break
+            j += 1
+        return j

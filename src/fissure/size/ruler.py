@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,6 +27,14 @@ from fissure.size.sizer import Sizer
 from fissure.size.textindex import TextIndex
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+
+compiled_table: Any
+try:  # PartTable's compiled twin (see _parts.pyx), where it was built
+    from fissure.size import _parts
+
+    compiled_table = _parts.PartTable
+except ImportError:
+    compiled_table = None
 
 
 class Ruler:
@@ -129,7 +138,12 @@ class Ruler:
         if self._chars or self._direct:
             return LazyTable(self, bounds)
         if cap is not None and self._parts:
-            parts = PartTable.build(self, bounds, cap)
+            if compiled_table is not None:
+                sizer = self.sizer
+                fine = sizer.fine_seams and sizer.protect is None
+                parts = compiled_table.build(self, bounds, cap, sizer.counters(), fine)
+            else:
+                parts = PartTable.build(self, bounds, cap)
             if parts is not None:
                 return parts
         if not self._built:
@@ -431,5 +445,13 @@ class LazyTable:
         return bisect_right(bounds, bounds[i] + budget, i + 1) - 2
 
 
-# What Ruler.table returns: the same questions, answered by lookup, by part or lazily.
-Table = SpanTable | LazyTable | PartTable
+class Table(Protocol):
+    """What :meth:`Ruler.table` returns (SpanTable, PartTable or its compiled twin,
+    LazyTable): the same questions about runs of parts, answered by lookup, by part or
+    lazily."""
+
+    def start(self, i: int) -> int: ...
+    def end(self, j: int) -> int: ...
+    def fits(self, i: int, j: int, budget: int) -> bool: ...
+    def size(self, i: int, j: int) -> int: ...
+    def sure(self, i: int, budget: int) -> int: ...
