@@ -124,34 +124,61 @@ cdef class _Count:
         return self.within(t, cap)
 
 
+cdef long long LAZY = -1
+
+
 cdef tuple _sizes(str text, Py_ssize_t g0, Py_ssize_t s, Py_ssize_t e, Py_ssize_t g1,
                   long long cap, _Count counter, bint fine, Py_ssize_t n):
+    """See fissure.size.parts.sizes (the same five values)."""
     cdef Py_ssize_t z = _last_seam(text, s, e, n, fine)
-    cdef Py_ssize_t y = s
+    cdef Py_ssize_t y
     cdef long long bulk, h_full, h_trim, t_trim, t_full
-    if z >= 0 and s != g0:
-        y = _seam_after(text, s + 1, z)
-        if y < 0:
-            y = z
     if z < 0:
         one = counter.bulk(text[s:e], cap)
         if one is None:
-            return (HUGE, HUGE, HUGE, HUGE)
+            return (HUGE, HUGE, HUGE, HUGE, -1)
         lead = counter.bulk(text[s:g1], cap)
         tail = counter.bulk(text[g0:e], cap)
         whole = counter.bulk(text[g0:g1], cap)
         return (one, HUGE if lead is None else lead, HUGE if tail is None else tail,
-                HUGE if whole is None else whole)
+                HUGE if whole is None else whole, -1)
+    t_trim = counter.small(text[z:e]) if z < e else 0
+    t_full = counter.small(text[z:g1]) if z < g1 else 0
+    if s == g0:
+        found = counter.bulk(text[s:z], cap)
+        if found is None:
+            return (HUGE, HUGE, HUGE, HUGE, -1)
+        bulk = found
+        return (bulk + t_trim, bulk + t_full, bulk + t_trim, bulk + t_full, -1)
+    found = counter.bulk(text[g0:z], cap)
+    if found is not None:
+        bulk = found
+        return (LAZY, LAZY, bulk + t_trim, bulk + t_full, z)
+    y = _seam_after(text, s + 1, z)
+    if y < 0:
+        y = z
     found = counter.bulk(text[y:z], cap)
     if found is None:
-        return (HUGE, HUGE, HUGE, HUGE)
+        return (HUGE, HUGE, HUGE, HUGE, -1)
     bulk = found
     h_full = counter.small(text[g0:y]) if g0 < y else 0
     h_trim = counter.small(text[s:y]) if s < y else 0
-    t_trim = counter.small(text[z:e]) if z < e else 0
-    t_full = counter.small(text[z:g1]) if z < g1 else 0
     return (h_trim + bulk + t_trim, h_trim + bulk + t_full,
-            h_full + bulk + t_trim, h_full + bulk + t_full)
+            h_full + bulk + t_trim, h_full + bulk + t_full, -1)
+
+
+cdef long long _head_delta(str text, Py_ssize_t g0, Py_ssize_t s, Py_ssize_t z,
+                           _Count counter) except? -9:
+    """See fissure.size.parts.head_delta."""
+    cdef Py_ssize_t y = _seam_after(text, s + 1, z)
+    cdef long long a = 0, b = 0
+    if y < 0:
+        y = z
+    if s < y:
+        a = counter.small(text[s:y])
+    if g0 < y:
+        b = counter.small(text[g0:y])
+    return a - b
 
 
 def measure(str text, list bounds, long long cap, object counters, bint fine):
@@ -161,6 +188,7 @@ def measure(str text, list bounds, long long cap, object counters, bint fine):
     cdef Py_ssize_t k, a, b, s, e, g0, owner, pad, ngroups
     acc = 0  # a Python int: a sum of many HUGE sizes must not overflow
     cdef list starts = [], ends = [], group = [], one = [], lead = [], tail = [], whole = [0]
+    cdef list g0s = [], zs = []
     cdef tuple got
     cdef _Count counter = _Count(counters)
     g0 = bounds[0]
@@ -196,10 +224,14 @@ def measure(str text, list bounds, long long cap, object counters, bint fine):
                 one.append(0)
                 lead.append(0)
                 tail.append(0)
+                g0s.append(0)
+                zs.append(-1)
                 pad -= 1
             one.append(got[0])
             lead.append(got[1])
             tail.append(got[2])
+            g0s.append(g0)
+            zs.append(got[4])
             acc += got[3]
         whole.append(acc)
         ngroups += 1
@@ -210,8 +242,10 @@ def measure(str text, list bounds, long long cap, object counters, bint fine):
         one.append(0)
         lead.append(0)
         tail.append(0)
+        g0s.append(0)
+        zs.append(-1)
         pad -= 1
-    return starts, ends, group, one, lead, tail, whole
+    return starts, ends, group, one, lead, tail, whole, g0s, zs
 
 
 
@@ -222,7 +256,11 @@ cdef class PartTable:
     run of parts can overflow."""
 
     cdef object ruler
+    cdef str text
+    cdef _Count counter
     cdef Py_ssize_t n
+    cdef Py_ssize_t *g0s
+    cdef Py_ssize_t *zs
     cdef Py_ssize_t *starts
     cdef Py_ssize_t *ends
     cdef Py_ssize_t *nxt
@@ -245,6 +283,8 @@ cdef class PartTable:
         PyMem_Free(self.tail)
         PyMem_Free(self.wsum)
         PyMem_Free(self.wbig)
+        PyMem_Free(self.g0s)
+        PyMem_Free(self.zs)
 
     @staticmethod
     def build(ruler, list bounds, long long cap, counters, bint fine):
@@ -253,12 +293,16 @@ cdef class PartTable:
         if got is None:
             return None
         cdef list starts = got[0], ends = got[1], group = got[2], one = got[3]
-        cdef list lead = got[4], tail = got[5], whole = got[6]
+        cdef list lead = got[4], tail = got[5], whole = got[6], g0s = got[7], zs = got[8]
         cdef Py_ssize_t n = len(bounds) - 1, ngroups = len(whole) - 1, k, last
         cdef Py_ssize_t beyond = len(ruler.text) + 1
         cdef PartTable t = PartTable.__new__(PartTable)
         t.ruler = ruler
+        t.text = ruler.text
+        t.counter = _Count(counters)
         t.n = n
+        t.g0s = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+        t.zs = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
         t.starts = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
         t.ends = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
         t.nxt = <Py_ssize_t *>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
@@ -270,13 +314,16 @@ cdef class PartTable:
         t.wsum = <long long *>PyMem_Malloc((ngroups + 1) * sizeof(long long))
         t.wbig = <Py_ssize_t *>PyMem_Malloc((ngroups + 1) * sizeof(Py_ssize_t))
         if (not t.starts or not t.ends or not t.nxt or not t.prv or not t.group or not t.one
-                or not t.lead or not t.tail or not t.wsum or not t.wbig):
+                or not t.lead or not t.tail or not t.wsum or not t.wbig or not t.g0s
+                or not t.zs):
             raise MemoryError()
         for k in range(n):
             t.group[k] = group[k]
             t.one[k] = one[k]
             t.lead[k] = lead[k]
             t.tail[k] = tail[k]
+            t.g0s[k] = g0s[k]
+            t.zs[k] = zs[k]
         t.wsum[0] = 0
         t.wbig[0] = 0
         for k in range(ngroups):
@@ -309,10 +356,23 @@ cdef class PartTable:
         """End of the last visible character before part ``j``'s end."""
         return self.ends[j]
 
-    cdef inline long long _raw(self, Py_ssize_t i, Py_ssize_t j):
+    cdef int _resolve(self, Py_ssize_t k) except -1:
+        # a LAZY one/lead: the tail and whole plus what the first word changes
+        cdef long long delta
+        cdef Py_ssize_t g
+        if self.one[k] == LAZY:
+            delta = _head_delta(self.text, self.g0s[k], self.starts[k], self.zs[k],
+                                self.counter)
+            g = self.group[k]
+            self.one[k] = self.tail[k] + delta
+            self.lead[k] = self.wsum[g + 1] - self.wsum[g] + delta
+        return 0
+
+    cdef inline long long _raw(self, Py_ssize_t i, Py_ssize_t j) except? -9:
         cdef Py_ssize_t i2 = self.nxt[i], j2 = self.prv[j], gi, gj
         if i2 > j2:
             return 0
+        self._resolve(i2)
         if i2 == j2:
             return self.one[i2]
         gi = self.group[i2] + 1
@@ -321,7 +381,7 @@ cdef class PartTable:
             return HUGE
         return self.lead[i2] + self.wsum[gj] - self.wsum[gi] + self.tail[j2]
 
-    cpdef bint fits(self, Py_ssize_t i, Py_ssize_t j, long long budget):
+    cpdef bint fits(self, Py_ssize_t i, Py_ssize_t j, long long budget) except -1:
         """Whether the trimmed run of parts ``i..j`` fits ``budget`` (at most the cap)."""
         return self._raw(i, j) <= budget
 
@@ -332,12 +392,13 @@ cdef class PartTable:
             return self.ruler.count(self.starts[i], self.ends[j])
         return got
 
-    cpdef Py_ssize_t sure(self, Py_ssize_t i, long long budget):
+    cpdef Py_ssize_t sure(self, Py_ssize_t i, long long budget) except? -9:
         """The packer's greedy extension from part ``i`` (see the Python twin)."""
         cdef Py_ssize_t n = self.n, i2 = self.nxt[i], j, k, gi, gk
         cdef long long base
         if i2 >= n:
             return n - 1
+        self._resolve(i2)
         if self.one[i2] > budget:
             return i2 - 1
         gi = self.group[i2] + 1

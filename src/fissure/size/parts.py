@@ -23,7 +23,10 @@ HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
 
 Counter = Callable[[str], int]
 Within = Callable[[str, int], "int | None"]
-Measured = tuple[list[int], list[int], list[int], list[int], list[int], list[int], list[int]]
+Measured = tuple[
+    list[int], list[int], list[int], list[int], list[int], list[int], list[int], list[int],
+    list[int],
+]
 
 _VISIBLE = re.compile(r"\S")
 # A visible line from here on (for a line start to be a seam, its line must not be blank).
@@ -70,42 +73,67 @@ def last_seam(text: str, start: int, end: int, fine: bool) -> int:
     return -1
 
 
+LAZY = -1  # a size left to resolve on first use (see head_delta)
+
+
 def sizes(
     text: str, g0: int, s: int, e: int, g1: int, cap: int, count: Counter, within: Within,
     fine: bool,
-) -> tuple[int, int, int, int]:
+) -> tuple[int, int, int, int, int]:
     """``one`` (``s..e``), ``lead`` (``s..g1``), ``tail`` (``g0..e``) and whole
-    (``g0..g1``) size of the visible text ``s..e`` of group ``g0..g1``: the bulk between a
-    seam after the first word and one before the end is counted once, up to ``cap``;
-    short heads and tails by ``count``. A size over the cap is HUGE."""
+    (``g0..g1``) size of the visible text ``s..e`` of group ``g0..g1``, and ``z``.
+
+    The bulk up to a seam ``z`` near the end is counted once, up to ``cap``, and short
+    tails by ``count``. A size over the cap is HUGE. When the visible text starts after
+    indentation (``s > g0``), ``one`` and ``lead`` are LAZY and ``z`` is returned: they
+    differ from ``tail`` and whole by :func:`head_delta`, which only a part that starts a
+    chunk needs (counting the first word twice for every indented line costs more)."""
     z = last_seam(text, s, e, fine)
-    y = s
-    if z >= 0 and s != g0:
-        m = _SEAM_AFTER.search(text, s + 1, z)
-        y = m.start() if m else z
     if z < 0:
         found = [within(text[x0:x1], cap) for x0, x1 in ((s, e), (s, g1), (g0, e), (g0, g1))]
         if found[0] is None:  # over the cap alone: no run holding it fits
-            return HUGE, HUGE, HUGE, HUGE
+            return HUGE, HUGE, HUGE, HUGE, -1
         one, lead, tail, whole = (HUGE if x is None else x for x in found)
-        return one, lead, tail, whole
-    bulk = within(text[y:z], cap)
-    if bulk is None:
-        return HUGE, HUGE, HUGE, HUGE
-    h_full = count(text[g0:y]) if g0 < y else 0
-    h_trim = count(text[s:y]) if s < y else 0
+        return one, lead, tail, whole, -1
     t_trim = count(text[z:e]) if z < e else 0
     t_full = count(text[z:g1]) if z < g1 else 0
+    if s == g0:
+        bulk = within(text[s:z], cap)
+        if bulk is None:
+            return HUGE, HUGE, HUGE, HUGE, -1
+        return bulk + t_trim, bulk + t_full, bulk + t_trim, bulk + t_full, -1
+    bulk = within(text[g0:z], cap)
+    if bulk is not None:
+        return LAZY, LAZY, bulk + t_trim, bulk + t_full, z
+    # Over the cap with its indentation, perhaps not without: measure both exactly.
+    m = _SEAM_AFTER.search(text, s + 1, z)
+    y = m.start() if m else z
+    bulk = within(text[y:z], cap)
+    if bulk is None:
+        return HUGE, HUGE, HUGE, HUGE, -1
+    h_full = count(text[g0:y]) if g0 < y else 0
+    h_trim = count(text[s:y]) if s < y else 0
     return (h_trim + bulk + t_trim, h_trim + bulk + t_full,
-            h_full + bulk + t_trim, h_full + bulk + t_full)
+            h_full + bulk + t_trim, h_full + bulk + t_full, -1)
+
+
+def head_delta(text: str, g0: int, s: int, z: int, count: Counter) -> int:
+    """``one - tail`` (= ``lead - whole``) of a part whose visible text starts at ``s``
+    after indentation from ``g0``: the difference the first word makes, measured up to the
+    seam after it (or ``z``)."""
+    m = _SEAM_AFTER.search(text, s + 1, z)
+    y = m.start() if m else z
+    return (count(text[s:y]) if s < y else 0) - (count(text[g0:y]) if g0 < y else 0)
 
 
 def measure_py(
     text: str, bounds: list[int], cap: int, counters: Counters, fine: bool
 ) -> Measured | None:
     """``starts``, ``ends`` (``-1`` for a part without visible text), ``group`` of each
-    part, ``one``, ``lead``, ``tail`` (0 for parts without visible text) and ``whole``,
-    the prefix sums of group sizes; ``None`` when two visible parts share a group.
+    part, ``one``, ``lead``, ``tail`` (0 for parts without visible text; ``one`` and
+    ``lead`` may be LAZY), ``whole``, the prefix sums of group sizes, and per part its
+    group's start and the ``z`` that resolves LAZY sizes (see :func:`sizes`); ``None``
+    when two visible parts share a group.
     Sizes come from ``counters.count`` (short heads and tails) and ``counters.within``."""
     count, within = counters.count, counters.within
     n = len(bounds) - 1
@@ -116,6 +144,8 @@ def measure_py(
     lead: list[int] = []
     tail: list[int] = []
     whole = [0]
+    g0s: list[int] = []  # where the group of each part starts
+    zs: list[int] = []  # for a part whose one/lead are LAZY: its seam z, else -1
     search = _VISIBLE.search
     g0 = bounds[0]
     owner = -1  # the visible part of the current group
@@ -146,21 +176,27 @@ def measure_py(
             whole.append(whole[-1] + count(text[g0:b]))
         else:
             s, e = starts[owner], ends[owner]
-            c1, c2, c3, c4 = sizes(text, g0, s, e, b, cap, count, within, fine)
+            c1, c2, c3, c4, z = sizes(text, g0, s, e, b, cap, count, within, fine)
             pad = owner - len(one)  # parts without visible text before it in the group
             one += [0] * pad
             lead += [0] * pad
             tail += [0] * pad
+            g0s += [0] * pad
+            zs += [-1] * pad
             one.append(c1)
             lead.append(c2)
             tail.append(c3)
+            g0s.append(g0)
+            zs.append(z)
             whole.append(whole[-1] + c4)
         g0, owner = b, -1
     pad = n - len(one)
     one += [0] * pad
     lead += [0] * pad
     tail += [0] * pad
-    return starts, ends, group, one, lead, tail, whole
+    g0s += [0] * pad
+    zs += [-1] * pad
+    return starts, ends, group, one, lead, tail, whole, g0s, zs
 
 
 Measure = Callable[[str, list[int], int, Counters, bool], "Measured | None"]

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from fissure.size.parts import HUGE, measure
+from fissure.size.parts import HUGE, LAZY, head_delta, measure
 from fissure.size.sizer import Sizer
 from fissure.size.textindex import TextIndex
 
@@ -297,7 +297,10 @@ class PartTable:
     bulk between two inner seams, counted once, plus short heads and tails.
     """
 
-    __slots__ = ("ruler", "starts", "ends", "nxt", "prv", "group", "one", "lead", "tail", "whole")
+    __slots__ = (
+        "ruler", "starts", "ends", "nxt", "prv", "group", "one", "lead", "tail", "whole", "g0s",
+        "zs",
+    )
 
     def __init__(self, ruler: Ruler) -> None:
         self.ruler = ruler
@@ -310,6 +313,8 @@ class PartTable:
         self.lead: list[int] = []
         self.tail: list[int] = []
         self.whole: list[int] = [0]  # prefix sums of group sizes
+        self.g0s: list[int] = []
+        self.zs: list[int] = []
 
     @classmethod
     def build(cls, ruler: Ruler, bounds: list[int], cap: int) -> PartTable | None:
@@ -321,7 +326,8 @@ class PartTable:
         if got is None:
             return None
         self = cls(ruler)
-        starts, ends, self.group, self.one, self.lead, self.tail, self.whole = got
+        starts, ends, self.group, self.one, self.lead, self.tail, self.whole = got[:7]
+        self.g0s, self.zs = got[7], got[8]
         text = ruler.text
         # Empty parts borrow the nearest visible part's trimmed ends, as in SpanTable.
         if -1 in starts:
@@ -357,7 +363,7 @@ class PartTable:
         i2 = nxt[i]
         if i2 >= n:
             return n - 1
-        if self.one[i2] > budget:
+        if self._resolved(i2) and self.one[i2] > budget:
             return i2 - 1
         base = self.lead[i2] - self.whole[self.group[i2] + 1]
         whole, group, tail = self.whole, self.group, self.tail
@@ -369,10 +375,21 @@ class PartTable:
             j += 1
         return j
 
+    def _resolved(self, k: int) -> bool:
+        """Resolve part ``k``'s LAZY ``one``/``lead`` (see parts.sizes); always True."""
+        if self.one[k] == LAZY:
+            text, count = self.ruler.text, self.ruler.sizer.count
+            delta = head_delta(text, self.g0s[k], self.starts[k], self.zs[k], count)
+            g = self.group[k]
+            self.one[k] = self.tail[k] + delta
+            self.lead[k] = self.whole[g + 1] - self.whole[g] + delta
+        return True
+
     def _raw(self, i: int, j: int) -> int:
         i, j = self.nxt[i], self.prv[j]
         if i > j:
             return 0
+        self._resolved(i)
         if i == j:
             return self.one[i]
         group = self.group
