@@ -6,6 +6,10 @@ interpreter's cost per part. Character classes are CPython's own (``str.isspace`
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
 
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
+                                  int direction) except -2
+
 cdef long long HUGE = 1LL << 40
 
 
@@ -38,7 +42,7 @@ cdef bint _strong(str text, Py_ssize_t b, Py_ssize_t n):
 
 cdef Py_ssize_t _last_seam(str text, Py_ssize_t start, Py_ssize_t end, Py_ssize_t n, bint fine):
     cdef Py_UCS4 nxt, last
-    cdef Py_ssize_t r, tries
+    cdef Py_ssize_t r, tries, line, lo
     if end == n:
         return end
     nxt = text[end]
@@ -51,18 +55,23 @@ cdef Py_ssize_t _last_seam(str text, Py_ssize_t start, Py_ssize_t end, Py_ssize_
             r -= 1
         if r > start and Py_UNICODE_ISALNUM(text[r - 1]):
             return r
+    # The start of the last line (it holds text[end - 1]), or a space after a word on it.
+    line = PyUnicode_FindChar(text, 10, start, end - 1, -1) + 1
+    if line > 0 and PyUnicode_FindChar(text, 13, line, end, 1) >= 0:
+        line = 0
+    lo = start if start > line else line
     r = end
     for tries in range(4):
-        r -= 1  # text.rfind(" ", start, r)
-        while r >= start and text[r] != 32:
+        r -= 1  # text.rfind(" ", lo, r)
+        while r >= lo and text[r] != 32:
             r -= 1
-        if r <= start:
-            return -1
-        while r > start and (text[r - 1] == 32 or text[r - 1] == 9):
+        if r <= lo:
+            break
+        while r > lo and (text[r - 1] == 32 or text[r - 1] == 9):
             r -= 1
-        if r > start and not Py_UNICODE_ISSPACE(text[r - 1]):
+        if r > lo and not Py_UNICODE_ISSPACE(text[r - 1]):
             return r
-    return -1
+    return line if line > start else -1
 
 
 cdef Py_ssize_t _seam_after(str text, Py_ssize_t pos, Py_ssize_t end):

@@ -61,16 +61,22 @@ def last_seam(text: str, start: int, end: int, fine: bool) -> int:
             r -= 1
         if r > start and text[r - 1].isalnum():
             return r
+    # The start of the last line (it holds text[end - 1], so it is visible), or a space
+    # after a word on that line, whichever is nearer the end.
+    line = text.rfind("\n", start, end - 1) + 1
+    if line and text.find("\r", line, end) >= 0:
+        line = 0  # a lone \r ends a line too: keep it simple
+    lo = max(start, line)
     r = end
     for _ in range(4):
-        r = text.rfind(" ", start, r)
-        if r <= start:
-            return -1
-        while r > start and text[r - 1] in " \t":
+        r = text.rfind(" ", lo, r)
+        if r <= lo:
+            break
+        while r > lo and text[r - 1] in " \t":
             r -= 1
-        if r > start and not text[r - 1].isspace():
+        if r > lo and not text[r - 1].isspace():
             return r
-    return -1
+    return line if line > start else -1
 
 
 LAZY = -1  # a size left to resolve on first use (see head_delta)
