@@ -121,6 +121,16 @@ LINES = st.lists(
 ).map("".join)
 
 
+def _line_bounds(ruler: Ruler, level: str) -> list[int]:
+    """Part bounds at the paragraph starts, the line starts, or both."""
+    text, cuts = ruler.text, set()
+    if level in ("paragraph", "both"):
+        cuts |= set(PARAGRAPH.find(ruler.index, 0, len(text)))
+    if level in ("line", "both"):
+        cuts |= set(LINE.find(ruler.index, 0, len(text)))
+    return [0, *sorted(cuts), len(text)]
+
+
 @pytest.mark.parametrize("name", [n for n in SIZER_NAMES if n != "chars"])
 @settings(max_examples=150, deadline=None)
 @given(text=LINES, level=st.sampled_from(["paragraph", "line", "both"]), cap=st.integers(1, 40))
@@ -132,12 +142,7 @@ def test_part_table_equals_the_seam_table(name: str, text: str, level: str, cap:
         return
     sizer = get_sizer(name)
     ruler = Ruler(text, sizer)
-    cuts = set()
-    if level in ("paragraph", "both"):
-        cuts |= set(PARAGRAPH.find(ruler.index, 0, len(text)))
-    if level in ("line", "both"):
-        cuts |= set(LINE.find(ruler.index, 0, len(text)))
-    bounds = [0, *sorted(cuts), len(text)]
+    bounds = _line_bounds(ruler, level)
     parts = ruler.table(bounds, cap=cap)
     seams = Ruler(text, sizer).table(bounds)
     # Line starts of visible lines are always seams: counted part by part.
@@ -210,12 +215,7 @@ def test_compiled_part_table_answers_like_the_python_one(
         return
     sizer = get_sizer(name)
     ruler = Ruler(text, sizer)
-    cuts = set()
-    if level in ("paragraph", "both"):
-        cuts |= set(PARAGRAPH.find(ruler.index, 0, len(text)))
-    if level in ("line", "both"):
-        cuts |= set(LINE.find(ruler.index, 0, len(text)))
-    bounds = [0, *sorted(cuts), len(text)]
+    bounds = _line_bounds(ruler, level)
     fine = sizer.fine_seams and sizer.protect is None
     compiled = ruler_module.compiled_table.build(ruler, bounds, cap, sizer.counters(), fine)
     python = PartTable.build(Ruler(text, sizer), bounds, cap)

@@ -190,11 +190,21 @@ cdef long long _head_delta(str text, Py_ssize_t g0, Py_ssize_t s, Py_ssize_t z,
     return a - b
 
 
+cdef void _pad(Py_ssize_t m, list one, list lead, list tail, list g0s, list zs):
+    """Sizes of parts without visible text, up to part ``m``."""
+    while len(one) < m:
+        one.append(0)
+        lead.append(0)
+        tail.append(0)
+        g0s.append(0)
+        zs.append(-1)
+
+
 def measure(str text, list bounds, long long cap, object counters, bint fine):
     """See :func:`fissure.size.parts.measure_py`."""
     cdef Py_ssize_t n = len(bounds) - 1
     cdef Py_ssize_t tn = len(text)
-    cdef Py_ssize_t k, a, b, s, e, g0, owner, pad, ngroups
+    cdef Py_ssize_t k, a, b, s, e, g0, owner, ngroups
     acc = 0  # a Python int: a sum of many HUGE sizes must not overflow
     cdef list starts = [], ends = [], group = [], one = [], lead = [], tail = [], whole = [0]
     cdef list g0s = [], zs = []
@@ -228,14 +238,7 @@ def measure(str text, list bounds, long long cap, object counters, bint fine):
             acc += counter.small(text[g0:b])
         else:
             got = _sizes(text, g0, starts[owner], ends[owner], b, cap, counter, fine, tn)
-            pad = owner - len(one)
-            while pad > 0:
-                one.append(0)
-                lead.append(0)
-                tail.append(0)
-                g0s.append(0)
-                zs.append(-1)
-                pad -= 1
+            _pad(owner, one, lead, tail, g0s, zs)  # parts without visible text before it
             one.append(got[0])
             lead.append(got[1])
             tail.append(got[2])
@@ -246,14 +249,7 @@ def measure(str text, list bounds, long long cap, object counters, bint fine):
         ngroups += 1
         g0 = b
         owner = -1
-    pad = n - len(one)
-    while pad > 0:
-        one.append(0)
-        lead.append(0)
-        tail.append(0)
-        g0s.append(0)
-        zs.append(-1)
-        pad -= 1
+    _pad(n, one, lead, tail, g0s, zs)
     return starts, ends, group, one, lead, tail, whole, g0s, zs
 
 

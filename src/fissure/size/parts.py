@@ -153,6 +153,15 @@ def measure_py(
     g0s: list[int] = []  # where the group of each part starts
     zs: list[int] = []  # for a part whose one/lead are LAZY: its seam z, else -1
     search = _VISIBLE.search
+
+    def pad_to(m: int) -> None:  # sizes of parts without visible text, up to part m
+        pad = m - len(one)
+        one.extend([0] * pad)
+        lead.extend([0] * pad)
+        tail.extend([0] * pad)
+        g0s.extend([0] * pad)
+        zs.extend([-1] * pad)
+
     g0 = bounds[0]
     owner = -1  # the visible part of the current group
     for k in range(n):
@@ -183,12 +192,7 @@ def measure_py(
         else:
             s, e = starts[owner], ends[owner]
             c1, c2, c3, c4, z = sizes(text, g0, s, e, b, cap, count, within, fine)
-            pad = owner - len(one)  # parts without visible text before it in the group
-            one += [0] * pad
-            lead += [0] * pad
-            tail += [0] * pad
-            g0s += [0] * pad
-            zs += [-1] * pad
+            pad_to(owner)  # parts without visible text before it in the group
             one.append(c1)
             lead.append(c2)
             tail.append(c3)
@@ -196,12 +200,7 @@ def measure_py(
             zs.append(z)
             whole.append(whole[-1] + c4)
         g0, owner = b, -1
-    pad = n - len(one)
-    one += [0] * pad
-    lead += [0] * pad
-    tail += [0] * pad
-    g0s += [0] * pad
-    zs += [-1] * pad
+    pad_to(n)
     return starts, ends, group, one, lead, tail, whole, g0s, zs
 
 
