@@ -187,8 +187,7 @@ def test_compiled_part_measure_equals_pure_python(
     bounds = [0, *sorted({b for b in inner if 0 < b < len(text)}), len(text)]
     if len(text) == 0:
         return
-    fine = sizer.fine_seams and sizer.protect is None
-    args = (text, bounds, cap, sizer.counters(), fine)
+    args = (text, bounds, cap, sizer.counters(), Ruler(text, sizer).fine)
     assert parts.measure_c(*args) == parts.measure_py(*args)
 
 
@@ -216,8 +215,7 @@ def test_compiled_part_table_answers_like_the_python_one(
     sizer = get_sizer(name)
     ruler = Ruler(text, sizer)
     bounds = _line_bounds(ruler, level)
-    fine = sizer.fine_seams and sizer.protect is None
-    compiled = ruler_module.compiled_table.build(ruler, bounds, cap, sizer.counters(), fine)
+    compiled = ruler_module.compiled_table.build(ruler, bounds, cap, sizer.counters(), ruler.fine)
     python = PartTable.build(Ruler(text, sizer), bounds, cap)
     assert compiled is not None and python is not None
     n = len(bounds) - 1

@@ -42,7 +42,7 @@ class Ruler:
 
     __slots__ = (
         "text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars",
-        "_built", "_counted", "_parts",
+        "_built", "_counted", "_parts", "fine",
     )
 
     def __init__(self, text: str, sizer: Sizer) -> None:
@@ -59,6 +59,9 @@ class Ruler:
         self._built = self._chars or self._direct or not text
         self._counted = 0  # characters counted directly while the table is not built
         self._parts = sizer.additive and not self._chars and _whitespace_free(sizer.protect)
+        # Parts may end at a fine seam (before punctuation) unless added tokens could
+        # straddle one.
+        self.fine = sizer.fine_seams and sizer.protect is None
 
     @property
     def counts_parts(self) -> bool:
@@ -139,9 +142,7 @@ class Ruler:
             return LazyTable(self, bounds)
         if cap is not None and self._parts:
             if compiled_table is not None:
-                sizer = self.sizer
-                fine = sizer.fine_seams and sizer.protect is None
-                parts = compiled_table.build(self, bounds, cap, sizer.counters(), fine)
+                parts = compiled_table.build(self, bounds, cap, self.sizer.counters(), self.fine)
             else:
                 parts = PartTable.build(self, bounds, cap)
             if parts is not None:
@@ -320,9 +321,8 @@ class PartTable:
     def build(cls, ruler: Ruler, bounds: list[int], cap: int) -> PartTable | None:
         """The table, or ``None`` when two visible parts meet at a position that is not a
         seam (then a :class:`SpanTable` is needed)."""
-        sizer, n = ruler.sizer, len(bounds) - 1
-        got = measure(ruler.text, bounds, cap, sizer.counters(),
-                      sizer.fine_seams and sizer.protect is None)
+        n = len(bounds) - 1
+        got = measure(ruler.text, bounds, cap, ruler.sizer.counters(), ruler.fine)
         if got is None:
             return None
         self = cls(ruler)
