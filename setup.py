@@ -1,4 +1,4 @@
-"""Builds fissure's optional compiled helpers (Cython): ``fissure.size._parts``,
+"""Builds fissure's optional compiled helpers (Cython): ``fissure.size._parts``, ``fissure.size._pieces``,
 ``fissure.split._split`` and ``fissure._chunks``.
 
 Everything else is configured in pyproject.toml. Without a C compiler the build goes on
@@ -35,6 +35,7 @@ def extensions() -> list[Extension]:
     return cythonize(
         [
             Extension("fissure.size._parts", ["src/fissure/size/_parts.pyx"]),
+            Extension("fissure.size._pieces", ["src/fissure/size/_pieces.pyx"]),
             Extension("fissure.split._split", ["src/fissure/split/_split.pyx"]),
             Extension("fissure._chunks", ["src/fissure/_chunks.pyx"]),
         ],

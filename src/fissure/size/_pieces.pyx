@@ -1,0 +1,514 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Exact cl100k_base token counts from pre-tokens and a cache of their sizes.
+
+A BPE encoding splits text into pre-tokens with a regular expression and byte-pair merges
+each pre-token on its own, so the count of a text is the sum of the counts of its
+pre-tokens. Text repeats at the level of pre-tokens (` self`, `    `, `(`, ` the`): a
+12 MB corpus of Python has 2.75 million of them but only 64 thousand distinct ones. This
+module scans cl100k_base's pre-tokens in C and looks each one up in a hash table of sizes.
+A pre-token not seen before is sized on its own: by the real tokenizer (bpe-openai), or,
+once a counter has met enough new ones to pay for loading the merge ranks, by merging its
+bytes here (:class:`Ranks`; short pre-tokens only, where that is faster).
+
+cl100k_base's pattern, rule by rule, as the scanner follows it (leftmost alternative wins):
+
+1. ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``
+2. ``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+``
+3. ``\\p{N}{1,3}``
+4. `` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*``
+5. ``\\s*[\\r\\n]+``
+6. ``\\s+(?!\\S)``
+7. ``\\s+``
+
+Characters are classed as letters (``L*``), numbers (``N*``), ``\\r``/``\\n``, other white
+space (the Unicode ``White_Space`` property) and the rest, from Python's ``unicodedata``.
+A text holding a character that class may not settle (unassigned in this Python's Unicode
+version, where the tokenizer's may be newer, or a lone surrogate) is handed whole to the
+tokenizer, so every answer is the tokenizer's own.
+"""
+
+from cpython.unicode cimport (
+    PyUnicode_AsUTF8AndSize,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_KIND,
+    PyUnicode_READ,
+    PyUnicode_Substring,
+)
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy
+
+import unicodedata
+
+cdef enum:
+    UNKNOWN = 0  # not classed yet
+    LETTER = 1
+    NUMBER = 2
+    NEWLINE = 3  # \r and \n
+    SPACE = 4  # any other White_Space
+    OTHER = 5
+    UNSURE = 6  # unassigned or surrogate: leave the text to the tokenizer
+
+cdef unsigned char *CLASSES = <unsigned char *>calloc(0x110000, 1)
+if CLASSES == NULL:
+    raise MemoryError()
+
+# The White_Space property (it has not changed since Unicode 6.3).
+WHITE_SPACE = frozenset(
+    [0x09, 0x0B, 0x0C, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
+     0x202F, 0x205F, 0x3000]
+)
+
+
+cdef unsigned char _classify(unsigned int c):
+    if c == 10 or c == 13:
+        return NEWLINE
+    if c in WHITE_SPACE:
+        return SPACE
+    category = unicodedata.category(chr(c))
+    if category in ("Cn", "Cs"):
+        return UNSURE
+    if category[0] == "L":
+        return LETTER
+    if category[0] == "N":
+        return NUMBER
+    return OTHER
+
+
+cdef inline unsigned char klass(Py_UCS4 c):
+    cdef unsigned char k = CLASSES[c]
+    if k == UNKNOWN:
+        k = _classify(c)
+        CLASSES[c] = k
+    return k
+
+
+cdef Py_ssize_t _i
+for _i in range(256):  # every Latin-1 character is assigned: 1-byte text is always settled
+    klass(<Py_UCS4>_i)
+
+
+cdef inline bint _is(unsigned int c, unsigned int lower) noexcept:
+    return c == lower or c == lower - 32
+
+
+cdef Py_ssize_t piece_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) noexcept:
+    """Where the pre-token starting at ``i`` ends (``end`` acting as the end of text)."""
+    cdef Py_UCS4 c = PyUnicode_READ(kind, data, i), c1, c2
+    cdef unsigned char k = CLASSES[c]
+    cdef Py_ssize_t j, last
+    # 1. contractions, case-insensitive ('ſ' folds to 's')
+    if c == 39 and i + 1 < end:
+        c1 = PyUnicode_READ(kind, data, i + 1)
+        if _is(c1, 115) or c1 == 0x17F or _is(c1, 116) or _is(c1, 109) or _is(c1, 100):
+            return i + 2
+        if i + 2 < end:
+            c2 = PyUnicode_READ(kind, data, i + 2)
+            if (_is(c1, 114) or _is(c1, 118)) and _is(c2, 101):
+                return i + 3
+            if _is(c1, 108) and _is(c2, 108):
+                return i + 3
+    # 2. letters, after at most one character that is not a newline, letter or number
+    if k == LETTER or ((k == SPACE or k == OTHER) and i + 1 < end
+                       and CLASSES[PyUnicode_READ(kind, data, i + 1)] == LETTER):
+        j = i + 1
+        while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == LETTER:
+            j += 1
+        return j
+    # 3. one to three numbers
+    if k == NUMBER:
+        j = i + 1
+        while j < end and j < i + 3 and CLASSES[PyUnicode_READ(kind, data, j)] == NUMBER:
+            j += 1
+        return j
+    # 4. punctuation and symbols, after at most one space, then any newlines
+    j = i
+    if c == 32 and i + 1 < end and CLASSES[PyUnicode_READ(kind, data, i + 1)] == OTHER:
+        j = i + 1
+    if CLASSES[PyUnicode_READ(kind, data, j)] == OTHER:
+        j += 1
+        while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == OTHER:
+            j += 1
+        while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == NEWLINE:
+            j += 1
+        return j
+    # 5.-7. white space: up to its last newline; else all but the last character before
+    # something visible; else one character
+    j = i
+    last = -1
+    while j < end:
+        k = CLASSES[PyUnicode_READ(kind, data, j)]
+        if k == NEWLINE:
+            last = j
+        elif k != SPACE:
+            break
+        j += 1
+    if last >= 0:
+        return last + 1
+    if j == end:
+        return j
+    if j - i >= 2:
+        return j - 1
+    return i + 1
+
+
+cdef enum:
+    NARROW = 64  # pre-tokens up to this long are keyed as 1-byte text when they can be
+    # Pre-tokens up to this many UTF-8 bytes are merged here; the tokenizer is faster on
+    # longer ones (measured on the prose corpus: 0.4 against 0.8 us at 4-7 bytes, even at
+    # 12-15, 2.3 against 1.3 us at 20-23).
+    MERGED = 12
+    KEPT = 256  # longest key a map keeps, in bytes: longer pre-tokens are counted each time
+
+cdef long long NONE = -1  # not in a map; no merge
+MERGED_BYTES = MERGED
+
+
+cdef struct Entry:
+    uint64_t hash  # 0: empty slot
+    uint64_t key  # a key of up to 8 bytes itself (zero-padded), else its offset in the arena
+    int32_t value
+    uint16_t size  # key bytes (at most KEPT)
+    uint8_t kind  # bytes per character of the key (0: raw bytes)
+
+
+cdef inline uint64_t _word(const unsigned char *p, Py_ssize_t n) noexcept:
+    """Up to 8 bytes as one zero-padded word."""
+    cdef uint64_t w = 0
+    memcpy(&w, p, n)
+    return w
+
+
+cdef inline uint64_t _mix(uint64_t h) noexcept:
+    h ^= h >> 33
+    h *= 0xFF51AFD7ED558CCDULL
+    h ^= h >> 33
+    h *= 0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 33)
+
+
+cdef inline uint64_t _hash(const unsigned char *p, Py_ssize_t n, int kind) noexcept:
+    cdef uint64_t h = (<uint64_t>n << 8 | <uint64_t>kind) * 0x9E3779B97F4A7C15ULL
+    while n > 8:
+        h = _mix(h ^ _word(p, 8))
+        p += 8
+        n -= 8
+    return _mix(h ^ _word(p, n)) | 1
+
+
+cdef class _Map:
+    """A hash map from byte strings of at most ``KEPT`` bytes (tagged with a kind) to
+    non-negative numbers, in C."""
+
+    cdef Entry *table
+    cdef Py_ssize_t slots, used, first_slots
+    cdef unsigned char *arena
+    cdef Py_ssize_t arena_used, arena_size
+
+    def __cinit__(self, Py_ssize_t slots=1 << 12):
+        self.first_slots = slots
+        self.clear()
+
+    def __dealloc__(self):
+        free(self.table)
+        free(self.arena)
+
+    cdef void clear(self) except *:
+        free(self.table)
+        free(self.arena)
+        self.slots = self.first_slots
+        self.used = 0
+        self.table = <Entry *>calloc(self.slots, sizeof(Entry))
+        self.arena_size = 1 << 16
+        self.arena_used = 0
+        self.arena = <unsigned char *>malloc(self.arena_size)
+        if self.table == NULL or self.arena == NULL:
+            raise MemoryError()
+
+    cdef inline Entry *slot(self, const unsigned char *key, Py_ssize_t size, int kind,
+                            uint64_t h) noexcept:
+        """The entry holding the key, or the empty slot where it would go."""
+        cdef Py_ssize_t s = h & (self.slots - 1)
+        cdef Entry *e
+        cdef uint64_t short = _word(key, size) if size <= 8 else 0
+        while True:
+            e = &self.table[s]
+            if e.hash == 0:
+                return e
+            if e.hash == h and e.size == size and e.kind == kind:
+                if size <= 8:
+                    if e.key == short:
+                        return e
+                elif memcmp(self.arena + e.key, key, size) == 0:
+                    return e
+            s = (s + 1) & (self.slots - 1)
+
+    cdef inline long long get(self, const unsigned char *key, Py_ssize_t size,
+                              int kind) noexcept:
+        cdef Entry *e = self.slot(key, size, kind, _hash(key, size, kind))
+        return e.value if e.hash else NONE
+
+    cdef void put(self, const unsigned char *key, Py_ssize_t size, int kind,
+                  long long value) except *:
+        cdef uint64_t h = _hash(key, size, kind)
+        cdef Entry *e
+        cdef unsigned char *grown
+        if 2 * (self.used + 1) > self.slots:
+            self._grow()
+        e = self.slot(key, size, kind, h)
+        if e.hash:
+            e.value = value
+            return
+        if size <= 8:
+            e.key = _word(key, size)
+        else:
+            if self.arena_used + size > self.arena_size:
+                while self.arena_used + size > self.arena_size:
+                    self.arena_size *= 2
+                grown = <unsigned char *>realloc(self.arena, self.arena_size)
+                if grown == NULL:
+                    raise MemoryError()
+                self.arena = grown
+            memcpy(self.arena + self.arena_used, key, size)
+            e.key = self.arena_used
+            self.arena_used += size
+        e.hash = h
+        e.size = size
+        e.kind = kind
+        e.value = value
+        self.used += 1
+
+    cdef void _grow(self) except *:
+        cdef Py_ssize_t old_slots = self.slots, t, s
+        cdef Entry *old = self.table
+        cdef Entry *new = <Entry *>calloc(old_slots * 2, sizeof(Entry))
+        if new == NULL:
+            raise MemoryError()
+        self.slots = old_slots * 2
+        for t in range(old_slots):
+            if old[t].hash:
+                s = old[t].hash & (self.slots - 1)
+                while new[s].hash:
+                    s = (s + 1) & (self.slots - 1)
+                new[s] = old[t]
+        self.table = new
+        free(old)
+
+
+cdef class Ranks:
+    """A BPE encoding's merge ranks, for counting the tokens of one pre-token in C.
+
+    Args:
+        tokens: The bytes of every mergeable token, its rank being its index (as
+            ``Encoding.token_byte_values()`` lists them); empty entries are skipped.
+        skip: Ranks that are not mergeable (special tokens).
+    """
+
+    cdef _Map map
+    cdef int32_t pairs[65536]  # rank of every 2-byte token, by its bytes; NONE if none
+    cdef bint every_byte  # whether every single byte is a token (BPE's starting point)
+
+    def __cinit__(self, list tokens, skip=()):
+        cdef bytes b
+        cdef Py_ssize_t rank, t
+        cdef const unsigned char *p
+        cdef unsigned char one
+        self.map = _Map(1 << 18)
+        for t in range(65536):
+            self.pairs[t] = NONE
+        skipped = frozenset(skip)
+        for rank in range(len(tokens)):
+            b = tokens[rank]
+            if b and len(b) <= KEPT and rank not in skipped:  # cl100k's longest is 128 bytes
+                p = <const unsigned char *>b
+                self.map.put(p, len(b), 0, rank)
+                if len(b) == 2:
+                    self.pairs[p[0] << 8 | p[1]] = rank
+        self.every_byte = True
+        for t in range(256):
+            one = <unsigned char>t
+            self.every_byte = self.every_byte and self.map.get(&one, 1, 0) != NONE
+
+    cdef long long count(self, const unsigned char *b, Py_ssize_t n) noexcept:
+        """Tokens of the pre-token ``b[:n]`` (``n <= MERGED``): lowest-ranked adjacent pair
+        merged first, leftmost on ties, until no adjacent pair is a token; -1 when a single
+        byte is not a token (then the tokenizer decides)."""
+        cdef Py_ssize_t starts[MERGED + 1]  # part t is b[starts[t]:starts[t + 1]]
+        cdef long long rank[MERGED]  # rank of part t joined with part t + 1, or NONE
+        cdef Py_ssize_t parts = n, t, best
+        cdef long long low
+        if n == 0:
+            return 0
+        if not self.every_byte:
+            return NONE
+        if n == 1 or self.map.get(b, n, 0) != NONE:
+            return 1
+        for t in range(n - 1):
+            starts[t] = t
+            rank[t] = self.pairs[b[t] << 8 | b[t + 1]]
+        starts[n - 1] = n - 1
+        starts[n] = n
+        while True:
+            best = -1
+            low = NONE
+            for t in range(parts - 1):
+                if rank[t] != NONE and (low == NONE or rank[t] < low):
+                    low = rank[t]
+                    best = t
+            if best < 0:
+                return parts
+            # join parts best and best + 1
+            for t in range(best + 1, parts):
+                starts[t] = starts[t + 1]
+            for t in range(best + 1, parts - 1):
+                rank[t] = rank[t + 1]
+            parts -= 1
+            rank[best] = self._joined(b, starts, best, parts)
+            if best > 0:
+                rank[best - 1] = self._joined(b, starts, best - 1, parts)
+
+    cdef inline long long _joined(self, const unsigned char *b, Py_ssize_t *starts,
+                                  Py_ssize_t t, Py_ssize_t parts) noexcept:
+        """Rank of part ``t`` joined with part ``t + 1``, or NONE."""
+        cdef Py_ssize_t size
+        if t + 1 >= parts:
+            return NONE
+        size = starts[t + 2] - starts[t]
+        if size == 2:
+            return self.pairs[b[starts[t]] << 8 | b[starts[t] + 1]]
+        return self.map.get(b + starts[t], size, 0)
+
+    def count_bytes(self, bytes b):
+        """Tokens of one pre-token's UTF-8 bytes (for tests); ``None`` where this cannot
+        say (too long, or a byte that is not a token)."""
+        if len(b) > MERGED:
+            return None
+        cdef long long n = self.count(<const unsigned char *>b, len(b))
+        return None if n == NONE else n
+
+
+cdef class PieceCounter:
+    """``count`` and ``count_till_limit`` of bpe-openai's cl100k_base tokenizer, the same
+    numbers, from cached pre-token sizes.
+
+    Args:
+        count: The tokenizer's count of one text.
+        count_till_limit: The tokenizer's count of one text if at most a limit, else ``None``.
+        ranks: Builds the encoding's :class:`Ranks` when called. ``None``: the tokenizer
+            sizes every new pre-token.
+        ranks_after: New pre-tokens sized by the tokenizer before ``ranks`` is called (the
+            table costs a fraction of a second to build; a short job never needs it). After
+            that new pre-tokens of up to ``MERGED_BYTES`` bytes are merged here, longer ones
+            still by the tokenizer.
+        max_entries: Distinct pre-tokens kept; the cache starts over when it is full.
+    """
+
+    cdef object _count, _till, _load_ranks
+    cdef Ranks ranks
+    cdef _Map sizes
+    cdef Py_ssize_t max_entries, new, ranks_after
+
+    def __cinit__(self, count, count_till_limit, ranks=None, Py_ssize_t ranks_after=1024,
+                  Py_ssize_t max_entries=1 << 18):
+        self._count = count
+        self._till = count_till_limit
+        self._load_ranks = ranks
+        self.ranks_after = ranks_after
+        self.ranks = None
+        self.new = 0
+        self.max_entries = max_entries
+        self.sizes = _Map(1 << 15)
+
+    cdef long long _piece(self, str text, int kind, void *data, Py_ssize_t i,
+                          Py_ssize_t j) except -1:
+        cdef const unsigned char *key = <const unsigned char *>data + i * kind
+        cdef Py_ssize_t size = (j - i) * kind, t, n_utf8
+        cdef unsigned char narrow[NARROW]
+        cdef Py_UCS4 c
+        cdef long long n
+        cdef const char *utf8
+        if kind != 1 and j - i <= NARROW:
+            # the same pre-token in a 1-byte text: one entry for both
+            for t in range(j - i):
+                c = PyUnicode_READ(kind, data, i + t)
+                if c > 255:
+                    break
+                narrow[t] = <unsigned char>c
+            else:
+                key = narrow
+                size = j - i
+                kind = 1
+        n = self.sizes.get(key, size, kind)
+        if n != NONE:
+            return n
+        piece = PyUnicode_Substring(text, i, j)
+        n = NONE
+        if self.ranks is None and self._load_ranks is not None:
+            self.new += 1
+            if self.new > self.ranks_after:
+                self.ranks = self._load_ranks()
+        if self.ranks is not None:
+            utf8 = PyUnicode_AsUTF8AndSize(piece, &n_utf8)
+            if n_utf8 <= MERGED:
+                n = self.ranks.count(<const unsigned char *>utf8, n_utf8)
+        if n == NONE:
+            n = self._count(piece)
+        if size <= KEPT:
+            if self.sizes.used >= self.max_entries:
+                self.sizes.clear()
+            self.sizes.put(key, size, kind, n)
+        return n
+
+    cdef long long span(self, str text, Py_ssize_t start, Py_ssize_t end,
+                        long long limit) except -3:
+        """Tokens of ``text[start:end]``; -1 once over ``limit`` (when ``limit >= 0``),
+        -2 when a character's class is not settled (ask the tokenizer)."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void *data = PyUnicode_DATA(text)
+        cdef Py_ssize_t i, j
+        cdef long long total = 0
+        if kind != 1:  # class every character first (1-byte text is classed at import)
+            for i in range(start, end):
+                if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
+                    return -2
+        i = start
+        while i < end:
+            j = piece_end(kind, data, i, end)
+            total += self._piece(text, kind, data, i, j)
+            if 0 <= limit < total:
+                return -1
+            i = j
+        return total
+
+    def count(self, str text):
+        """Tokens of ``text``."""
+        cdef long long n = self.span(text, 0, PyUnicode_GET_LENGTH(text), -1)
+        return self._count(text) if n == -2 else n
+
+    def count_till_limit(self, str text, long long limit):
+        """Tokens of ``text`` if at most ``limit``, else ``None``."""
+        cdef long long n = self.span(text, 0, PyUnicode_GET_LENGTH(text), limit)
+        if n == -2:
+            return self._till(text, limit)
+        return None if n == -1 else n
+
+    def pieces(self, str text):
+        """The pre-tokens' end offsets (for tests), or ``None`` if a class is not settled."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void *data = PyUnicode_DATA(text)
+        cdef Py_ssize_t i = 0, end = PyUnicode_GET_LENGTH(text)
+        out = []
+        for i in range(end):
+            if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
+                return None
+        i = 0
+        while i < end:
+            i = piece_end(kind, data, i, end)
+            out.append(i)
+        return out
+
+    @property
+    def size(self):
+        """Distinct pre-tokens cached."""
+        return self.sizes.used

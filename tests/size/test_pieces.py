@@ -1,0 +1,149 @@
+"""The compiled cl100k_base counter gives bpe-openai's own counts.
+
+``PieceCounter`` splits text into cl100k_base's pre-tokens in C and sums cached sizes of
+each; ``Ranks`` merges a new pre-token in C. Both are checked against the tokenizer: the
+pre-tokens against its ``pretokenize``, the counts against the length of its ``encode``.
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fissure.size import sizer as sizer_module
+from fissure.size.sizer import Sizer
+
+_pieces = pytest.importorskip("fissure.size._pieces", reason="the compiled helper was not built")
+bpe = pytest.importorskip("bpe_openai._bindings").tokenizer_for_encoding("cl100k_base")
+
+
+def encoded(text: str) -> int:
+    return len(bpe.encode(text))
+
+
+def ends(text: str) -> list[int]:
+    """End offsets of the tokenizer's pre-tokens of ``text``."""
+    out, at = [], 0
+    for piece in bpe.pretokenize(text):
+        at += len(piece)
+        out.append(at)
+    return out
+
+
+def counter(**kwargs) -> object:
+    return _pieces.PieceCounter(bpe.count, bpe.count_till_limit, **kwargs)
+
+
+def ranks():
+    return sizer_module._ranks("cl100k_base")
+
+
+# Each rule of the pattern and its edges: contractions in any case (and 'ſ', which folds
+# to 's'), letters after one other character, runs of digits, punctuation with newlines,
+# every kind of white space before text, digits and the end, and characters outside
+# Latin-1 and the BMP.
+_PARTS = st.sampled_from(
+    ["'s", "'S", "'t", "'re", "'RE", "'Ve", "'m", "'ll", "'lL", "'d", "'ſ", "'x", "'", "'r",
+     "a", "Zeta", "é", "ſ", "日本語", "한국어", "ß", "İ", "e\u0301",
+     "1", "12", "1234567", "٣", "½", "Ⅻ",
+     ".", "...", "(", ")", "_", "#", "=>", "😀", "👍🏽", "\u200b", "\x00", "\x1c", "\u0378",
+     " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r", "\x0b", "\x0c", "\x85", "\xa0",
+     "\u2000", "\u2028", "\u3000", " \n ", "\t\n\t"]
+)
+TEXTS = st.lists(_PARTS, max_size=60).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TEXTS, limit=st.integers(0, 40))
+def test_pretokens_and_counts_equal_the_tokenizer(text: str, limit: int):
+    pc = counter(ranks=ranks, ranks_after=0)
+    got = pc.pieces(text)
+    if got is None:  # an unassigned character: the whole text goes to the tokenizer
+        assert "\u0378" in text
+    else:
+        assert got == ends(text)
+    n = encoded(text)
+    assert pc.count(text) == n
+    assert pc.count(text) == n  # again, from the cache
+    assert pc.count_till_limit(text, limit) == (n if n <= limit else None)
+
+
+def test_every_assigned_character_is_classed_like_the_tokenizer():
+    """Each character of this Python's Unicode database, in every rule's position, gives the
+    tokenizer's pre-tokens (its Unicode version may be newer; unassigned ones are sent to
+    the tokenizer whole)."""
+    pc = counter()
+    wrong, unsure = [], 0
+    for code in range(0x110000):
+        c = chr(code)
+        if unicodedata.category(c) in ("Cn", "Cs"):
+            continue
+        text = f"a{c}1 {c}x'{c}{c}2\n{c} {c}\t{c}!{c}"
+        got = pc.pieces(text)
+        if got is None:
+            unsure += 1
+        elif got != ends(text):
+            wrong.append(hex(code))
+    assert not wrong
+    assert unsure == 0
+
+
+def test_unassigned_characters_and_lone_surrogates_are_left_to_the_tokenizer():
+    pc = counter()
+    assert pc.pieces("x\u0378y") is None
+    assert pc.count("x\u0378y ab") == encoded("x\u0378y ab")
+    with pytest.raises(UnicodeEncodeError):  # as the tokenizer itself raises
+        pc.count("a\ud800b")
+    sizer = Sizer.tiktoken("cl100k_base")  # and the Sizer counts what an encoder would see
+    assert sizer.count("a\ud800b") == encoded("a\ufffdb")
+
+
+@settings(max_examples=300, deadline=None)
+@given(piece=st.text(min_size=1, max_size=24))
+def test_merges_equal_the_tokenizer(piece: str):
+    table = ranks()
+    for p in bpe.pretokenize(piece):
+        raw = p.encode("utf-8")
+        expected = encoded(p) if len(raw) <= _pieces.MERGED_BYTES else None
+        assert table.count_bytes(raw) == expected, p
+
+
+def _real_texts() -> list[str]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    names = ["textwrap.py", "email/_header_value_parser.py", "difflib.py", "pydoc_data/topics.py"]
+    texts = [(stdlib / n).read_text(encoding="utf-8") for n in names if (stdlib / n).is_file()]
+    package = Path(sizer_module.__file__).parents[1]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(package.rglob("*.py"))]
+    texts.append(Path(__file__).read_text(encoding="utf-8"))
+    return texts
+
+
+@pytest.mark.parametrize("ranks_after", [0, sys.maxsize])
+def test_real_files_count_exactly(ranks_after: int):
+    """Whole files and every line of them, with pre-tokens merged here or by the tokenizer."""
+    pc = counter(ranks=ranks, ranks_after=ranks_after)
+    for text in _real_texts():
+        assert pc.count(text) == encoded(text)
+        for line in text.splitlines(keepends=True)[:400]:
+            assert pc.count(line) == bpe.count(line)
+
+
+def test_a_full_cache_starts_over_and_stays_exact():
+    pc = counter(max_entries=16)
+    text = " ".join(f"word{i} x{i * 7}" for i in range(500))
+    assert pc.count(text) == encoded(text)
+    assert pc.size <= 16
+    assert pc.count(text) == encoded(text)
+
+
+def test_the_sizer_uses_it_for_cl100k_only():
+    assert isinstance(Sizer.tiktoken("cl100k_base").native[0].__self__, _pieces.PieceCounter)
+    assert not isinstance(
+        getattr(Sizer.tiktoken("o200k_base").native[0], "__self__", None), _pieces.PieceCounter
+    )
