@@ -1,8 +1,10 @@
-"""The compiled cl100k_base counter gives bpe-openai's own counts.
+"""The compiled counters give the tokenizers' own counts.
 
 ``PieceCounter`` splits text into cl100k_base's pre-tokens in C and sums cached sizes of
-each; ``Ranks`` merges a new pre-token in C. Both are checked against the tokenizer: the
+each; ``Ranks`` merges a new pre-token in C. Both are checked against bpe-openai: the
 pre-tokens against its ``pretokenize``, the counts against the length of its ``encode``.
+``WordCounter`` sums MiniLM's WordPiece counts over cached runs of text; it is checked
+against the ``tokenizers`` library, as is the pure Python loop it replaces.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fissure.size import sizer as sizer_module
-from fissure.size.sizer import Sizer
+from fissure.size.sizer import Sizer, minilm_model_dir
+from fissure.size.wordpiece import WordPieceCounter
+from tests.size.test_sizing import REAL
 
 _pieces = pytest.importorskip("fissure.size._pieces", reason="the compiled helper was not built")
 bpe = pytest.importorskip("bpe_openai._bindings").tokenizer_for_encoding("cl100k_base")
@@ -147,3 +151,38 @@ def test_the_sizer_uses_it_for_cl100k_only():
     assert not isinstance(
         getattr(Sizer.tiktoken("o200k_base").native[0], "__self__", None), _pieces.PieceCounter
     )
+
+
+# ----------------------------------------------------------------- WordPiece (MiniLM)
+
+_WORD_PARTS = st.sampled_from(
+    ["a", "Zeta", "HELLO", "x1", "42", "supercalifragilistic", "unaffordable", "##", "(", ".",
+     "_", "'", "~", " ", "  ", "\t", "\n", "\r\n", "\r", "\x00", "\x0b", "\x0c", "\x1c", "\x7f",
+     "\x85", "\xa0", "\u2028", "\u3000", "\u200b", "\ufffd", "é", "e\u0301", "İ", "ΣΑΣ", "ß",
+     "\u037e", "ﬁ", "日本語", "中文。", "한국어", "😀", "[CLS]", "[SEP]x", "[MASK]", "a" * 120,
+     "b" * 300]
+)
+WORD_TEXTS = st.lists(_WORD_PARTS, max_size=40).map("".join)
+
+
+def _wordpiece_counters():
+    path = minilm_model_dir() / "tokenizer.json"
+    compiled = WordPieceCounter.from_tokenizer_json(path)
+    python = WordPieceCounter.from_tokenizer_json(path)
+    python._runs = None  # the pure Python loop, as without the compiled helper
+    return compiled, python
+
+
+WORDPIECE = _wordpiece_counters()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=WORD_TEXTS)
+def test_wordpiece_counts_equal_the_tokenizer(text: str):
+    compiled, python = WORDPIECE
+    assert compiled._runs is not None
+    expected = REAL["minilm"](text)
+    assert compiled.count(text) == expected
+    assert python.count(text) == expected
+    assert compiled.count(text) == expected  # again, from the caches
+

@@ -19,3 +19,14 @@ class PieceCounter:
     @property
     def size(self) -> int: ...
 MERGED_BYTES: int
+
+class WordCounter:
+    def __init__(
+        self,
+        count: Callable[[str], int],
+        wordpiece: Callable[[str], int],
+        max_entries: int = 1 << 18,
+    ) -> None: ...
+    def count(self, text: str) -> int: ...
+    @property
+    def size(self) -> int: ...

@@ -1,5 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Exact cl100k_base token counts from pre-tokens and a cache of their sizes.
+"""Exact token counts from cached sizes of the pieces a tokenizer never merges across.
+
+``PieceCounter`` counts cl100k_base (below); ``WordCounter`` counts BERT WordPiece (MiniLM)
+over the runs of text between spaces, tabs and line breaks.
 
 A BPE encoding splits text into pre-tokens with a regular expression and byte-pair merges
 each pre-token on its own, so the count of a text is the sum of the counts of its
@@ -30,11 +33,15 @@ tokenizer, so every answer is the tokenizer's own.
 from cpython.unicode cimport (
     PyUnicode_AsUTF8AndSize,
     PyUnicode_DATA,
+    PyUnicode_DecodeASCII,
     PyUnicode_GET_LENGTH,
     PyUnicode_KIND,
     PyUnicode_READ,
     PyUnicode_Substring,
 )
+cdef extern from "Python.h":
+    Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object o)
+
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
@@ -388,7 +395,138 @@ cdef class Ranks:
         return None if n == NONE else n
 
 
-cdef class PieceCounter:
+cdef class _Cached:
+    """Sizes of pieces of text, cached by their characters in a C hash map; a piece not
+    seen before is sized by ``_new``."""
+
+    cdef object _count
+    cdef _Map sizes
+    cdef Py_ssize_t max_entries
+
+    def __cinit__(self, *args, **kwargs):
+        self.sizes = _Map(1 << 15)
+        self.max_entries = 1 << 18
+
+    cdef long long _new(self, str piece) except -1:
+        return self._count(piece)
+
+    cdef long long _piece(self, str text, int kind, void *data, Py_ssize_t i,
+                          Py_ssize_t j) except -1:
+        cdef const unsigned char *key = <const unsigned char *>data + i * kind
+        cdef Py_ssize_t size = (j - i) * kind, t
+        cdef unsigned char narrow[NARROW]
+        cdef Py_UCS4 c
+        cdef long long n
+        if kind != 1 and j - i <= NARROW:
+            # the same piece in a 1-byte text: one entry for both
+            for t in range(j - i):
+                c = PyUnicode_READ(kind, data, i + t)
+                if c > 255:
+                    break
+                narrow[t] = <unsigned char>c
+            else:
+                key = narrow
+                size = j - i
+                kind = 1
+        n = self.sizes.get(key, size, kind)
+        if n != NONE:
+            return n
+        n = self._new(PyUnicode_Substring(text, i, j))
+        if size <= KEPT:
+            if self.sizes.used >= self.max_entries:
+                self.sizes.clear()
+            self.sizes.put(key, size, kind, n)
+        return n
+
+    @property
+    def size(self):
+        """Distinct pieces cached."""
+        return self.sizes.used
+
+
+cdef inline bint _breaks(Py_UCS4 c) noexcept:
+    return c == 32 or c == 9 or c == 10 or c == 13
+
+
+cdef class WordCounter(_Cached):
+    """BERT WordPiece counts, summed over the runs of text between spaces, tabs and line
+    breaks (BERT turns these into spaces and splits there; every other rule acts within a
+    run), each distinct run counted once.
+
+    A new run of ASCII text is split here as BERT does (control characters dropped,
+    letters lowercased, letters and digits kept together, each punctuation mark alone) and
+    its pieces' counts cached; any other run is counted by ``count``.
+
+    Args:
+        count: The WordPiece count of one run.
+        wordpiece: The WordPiece count of one lowercased ASCII piece (a word or a mark).
+        max_entries: Distinct runs (and pieces) kept; each cache starts over when full.
+    """
+
+    cdef object _wordpiece
+    cdef _Map pieces
+
+    def __cinit__(self, count, wordpiece, Py_ssize_t max_entries=1 << 18):
+        self._count = count
+        self._wordpiece = wordpiece
+        self.max_entries = max_entries
+        self.pieces = _Map(1 << 14)
+
+    def count(self, str text):
+        """WordPiece tokens of ``text``."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void *data = PyUnicode_DATA(text)
+        cdef Py_ssize_t i = 0, j, end = PyUnicode_GET_LENGTH(text)
+        cdef long long total = 0
+        while i < end:
+            if _breaks(PyUnicode_READ(kind, data, i)):
+                i += 1
+                continue
+            j = i + 1
+            while j < end and not _breaks(PyUnicode_READ(kind, data, j)):
+                j += 1
+            total += self._piece(text, kind, data, i, j)
+            i = j
+        return total
+
+    cdef long long _new(self, str run) except -1:
+        cdef Py_ssize_t t, m = 0, n = PyUnicode_GET_LENGTH(run)
+        cdef unsigned char c
+        cdef unsigned char word[KEPT]
+        cdef const unsigned char *data
+        cdef long long total = 0
+        if PyUnicode_KIND(run) != 1 or PyUnicode_MAX_CHAR_VALUE(run) > 127:
+            return self._count(run)
+        data = <const unsigned char *>PyUnicode_DATA(run)
+        for t in range(n):
+            c = data[t]
+            if (48 <= c <= 57) or (97 <= c <= 122) or (65 <= c <= 90):
+                if m == KEPT:  # a word too long to keep: let ``count`` do the run
+                    return self._count(run)
+                word[m] = c + 32 if c <= 90 and c >= 65 else c
+                m += 1
+            elif c < 32 or c == 127:
+                continue  # control characters are dropped, joining their neighbours
+            else:
+                if m:
+                    total += self._sized(word, m)
+                    m = 0
+                total += self._sized(&c, 1)
+        if m:
+            total += self._sized(word, m)
+        return total
+
+    cdef long long _sized(self, const unsigned char *piece, Py_ssize_t m) except -1:
+        cdef long long n = self.pieces.get(piece, m, 1)
+        if n == NONE:
+            n = self._wordpiece(PyUnicode_DecodeASCII(<const char *>piece, m, NULL))
+            if self.pieces.used >= self.max_entries:
+                self.pieces.clear()
+            self.pieces.put(piece, m, 1, n)
+        return n
+
+
+cdef class PieceCounter(_Cached):
     """``count`` and ``count_till_limit`` of bpe-openai's cl100k_base tokenizer, the same
     numbers, from cached pre-token sizes.
 
@@ -404,10 +542,9 @@ cdef class PieceCounter:
         max_entries: Distinct pre-tokens kept; the cache starts over when it is full.
     """
 
-    cdef object _count, _till, _load_ranks
+    cdef object _till, _load_ranks
     cdef Ranks ranks
-    cdef _Map sizes
-    cdef Py_ssize_t max_entries, new, ranks_after
+    cdef Py_ssize_t new, ranks_after
 
     def __cinit__(self, count, count_till_limit, ranks=None, Py_ssize_t ranks_after=1024,
                   Py_ssize_t max_entries=1 << 18):
@@ -418,32 +555,11 @@ cdef class PieceCounter:
         self.ranks = None
         self.new = 0
         self.max_entries = max_entries
-        self.sizes = _Map(1 << 15)
 
-    cdef long long _piece(self, str text, int kind, void *data, Py_ssize_t i,
-                          Py_ssize_t j) except -1:
-        cdef const unsigned char *key = <const unsigned char *>data + i * kind
-        cdef Py_ssize_t size = (j - i) * kind, t, n_utf8
-        cdef unsigned char narrow[NARROW]
-        cdef Py_UCS4 c
-        cdef long long n
+    cdef long long _new(self, str piece) except -1:
+        cdef Py_ssize_t n_utf8
         cdef const char *utf8
-        if kind != 1 and j - i <= NARROW:
-            # the same pre-token in a 1-byte text: one entry for both
-            for t in range(j - i):
-                c = PyUnicode_READ(kind, data, i + t)
-                if c > 255:
-                    break
-                narrow[t] = <unsigned char>c
-            else:
-                key = narrow
-                size = j - i
-                kind = 1
-        n = self.sizes.get(key, size, kind)
-        if n != NONE:
-            return n
-        piece = PyUnicode_Substring(text, i, j)
-        n = NONE
+        cdef long long n = NONE
         if self.ranks is None and self._load_ranks is not None:
             self.new += 1
             if self.new > self.ranks_after:
@@ -452,13 +568,7 @@ cdef class PieceCounter:
             utf8 = PyUnicode_AsUTF8AndSize(piece, &n_utf8)
             if n_utf8 <= MERGED:
                 n = self.ranks.count(<const unsigned char *>utf8, n_utf8)
-        if n == NONE:
-            n = self._count(piece)
-        if size <= KEPT:
-            if self.sizes.used >= self.max_entries:
-                self.sizes.clear()
-            self.sizes.put(key, size, kind, n)
-        return n
+        return self._count(piece) if n == NONE else n
 
     cdef long long span(self, str text, Py_ssize_t start, Py_ssize_t end,
                         long long limit) except -3:
@@ -507,8 +617,3 @@ cdef class PieceCounter:
             i = piece_end(kind, data, i, end)
             out.append(i)
         return out
-
-    @property
-    def size(self):
-        """Distinct pre-tokens cached."""
-        return self.sizes.used

@@ -8,6 +8,10 @@ This module reproduces the tokenizer's rules exactly (checked against ``tokenize
 in the tests): clean control characters, space out CJK ideographs, strip accents (NFD
 without marks), lowercase, split on whitespace and punctuation, then greedy
 longest-match-first WordPiece with ``[UNK]`` for words over the length limit.
+
+Space, tab and line breaks always split, so text is counted run by run (the text between
+them), each distinct run once; in the compiled helper (``WordCounter`` in ``_pieces.pyx``)
+that loop, and the split of new ASCII runs into cached pieces, run in C.
 """
 
 from __future__ import annotations
@@ -15,10 +19,20 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+WordCounter: Any
+try:  # the loop over raw words in C (see _pieces.pyx), where it was built
+    from fissure.size._pieces import WordCounter
+except ImportError:  # pragma: no cover - depends on the build
+    WordCounter = None
 
 _ASCII_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BREAKS = re.compile(r"[ \t\n\r]+")
+_CACHE_LIMIT = 1 << 20
 
 
 def _is_cjk(cp: int) -> bool:
@@ -55,6 +69,27 @@ def _clean(ch: str) -> str:
     return ch
 
 
+class _Table(dict[int, str | None]):
+    """A ``str.translate`` table that works out each character's entry on first use."""
+
+    def __init__(self, rule: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self.rule = rule
+
+    def __missing__(self, code: int) -> str | None:
+        value = self[code] = self.rule(chr(code))
+        return value
+
+
+def _spaced_punct(ch: str) -> str:
+    return f" {ch} " if _is_punct(ch) else ch
+
+
+_CLEAN = _Table(_clean)
+_NO_MARKS = _Table(lambda ch: None if unicodedata.category(ch) == "Mn" else ch)
+_SPACED_PUNCT = _Table(_spaced_punct)
+
+
 class WordPieceCounter:
     """Counts WordPiece tokens (no special tokens, no truncation).
 
@@ -74,7 +109,11 @@ class WordPieceCounter:
         self.vocab = vocab
         self.prefix = prefix
         self.max_chars = max_chars
-        self._cache: dict[str, int] = {}
+        self._cache: dict[str, int] = {}  # word piece -> tokens
+        self._words: dict[str, int] = {}  # text between breaks -> tokens
+        self._runs = (
+            WordCounter(self._count_word, self._wordpiece) if WordCounter is not None else None
+        )
         self._longest = max(map(len, vocab))
         # Added tokens ([CLS], [SEP] …) are matched in the raw text before anything else,
         # even without special tokens added: "[CLS]" in a text is one token.
@@ -110,6 +149,24 @@ class WordPieceCounter:
         return self._count(text)
 
     def _count(self, text: str) -> int:
+        # Space, tab and the line breaks always separate words (BERT turns them into
+        # spaces and splits there); every other rule acts within such a raw word, so each
+        # distinct one is counted once.
+        if self._runs is not None:
+            return int(self._runs.count(text))
+        words = self._words
+        total = 0
+        for word in _BREAKS.split(text):
+            n = words.get(word)
+            if n is None:
+                n = self._count_word(word)
+                if len(words) >= _CACHE_LIMIT:
+                    words.clear()
+                words[word] = n
+            total += n
+        return total
+
+    def _count_word(self, text: str) -> int:
         if text.isascii():
             text = _ASCII_CONTROL.sub("", text).lower()
             pieces = _ASCII_PIECES.findall(text)
@@ -120,28 +177,17 @@ class WordPieceCounter:
         for piece in pieces:
             n = cache.get(piece)
             if n is None:
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
                 n = cache[piece] = self._wordpiece(piece)
             total += n
-        if len(cache) > 1 << 20:
-            cache.clear()
         return total
 
     def _unicode_pieces(self, text: str) -> list[str]:
-        text = "".join(map(_clean, text))
-        text = unicodedata.normalize("NFD", text)
-        text = "".join(c for c in text if unicodedata.category(c) != "Mn").lower()
-        pieces: list[str] = []
-        for word in text.split():
-            start = 0
-            for i, ch in enumerate(word):
-                if _is_punct(ch):
-                    if i > start:
-                        pieces.append(word[start:i])
-                    pieces.append(ch)
-                    start = i + 1
-            if start < len(word):
-                pieces.append(word[start:])
-        return pieces
+        # clean and space out CJK, NFD without marks, lowercase, then every punctuation
+        # mark alone: each per-character step is a str.translate through a growing table
+        text = unicodedata.normalize("NFD", text.translate(_CLEAN)).translate(_NO_MARKS)
+        return text.lower().translate(_SPACED_PUNCT).split()
 
     def _wordpiece(self, word: str) -> int:
         if len(word) > self.max_chars:
