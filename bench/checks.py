@@ -2,7 +2,8 @@
 
 For every chunk: can it be found in its document exactly, did a token-window splitter
 corrupt a multi-byte character (a U+FFFD the source lacks), how big is it when re-measured
-independently (tiktoken for token budgets, ``len`` for character budgets), does the size the
+independently (tiktoken or the MiniLM tokenizer for token budgets, ``len`` for character
+budgets), does the size the
 system reported agree, and — for systems that return offsets — does ``text[start:end]``
 give the chunk back and do the chunks cover every non-space character.
 """
@@ -41,6 +42,21 @@ def measure_tokens() -> Callable[[str], int]:
 
     enc = encoding()
     return lambda text: len(enc.encode_ordinary(text))
+
+
+def measure_minilm() -> Callable[[str], int]:
+    """Independent MiniLM count: the model's ``tokenizer.json`` through ``tokenizers``."""
+    from bench.systems import minilm_tokenizer
+
+    tok = minilm_tokenizer()
+    return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
+
+
+def measure(name: str) -> Callable[[str], int]:
+    """The independent size a group's chunks are re-measured with (see ``Group.measure``)."""
+    if name == "chars":
+        return len
+    return measure_minilm() if name == "minilm" else measure_tokens()
 
 
 def check_document(

