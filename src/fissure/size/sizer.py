@@ -310,14 +310,21 @@ def minilm_model_dir() -> Path:
 
 
 @lru_cache(maxsize=2)
+def _encoding(encoding: str) -> Any:
+    """bpe-openai's ``Encoding`` (its vocabulary as Python objects), built once per process
+    and only when needed: each build reads the rank file again (~0.05 s)."""
+    import bpe_openai
+
+    return bpe_openai.get_encoding(encoding)
+
+
+@lru_cache(maxsize=2)
 def _ranks(encoding: str) -> Any:
     """The merge ranks of an OpenAI encoding for the compiled pre-token counter, built once
     per process and only when a counter has met many new pre-tokens."""
-    import bpe_openai
-
     from fissure.size._pieces import Ranks
 
-    enc = bpe_openai.get_encoding(encoding)
+    enc = _encoding(encoding)
     special = [enc.encode_single_token(name) for name in enc.special_tokens_set]
     return Ranks(enc.token_byte_values(), special)
 
@@ -326,9 +333,7 @@ def _ranks(encoding: str) -> Any:
 def _token_lengths(encoding: str) -> np.ndarray:
     """Byte length of every token of an OpenAI encoding, built once per process and only
     when a document needs its seam table (loading the ranks takes a fraction of a second)."""
-    import bpe_openai
-
-    enc = bpe_openai.get_encoding(encoding)
+    enc = _encoding(encoding)
     table = np.zeros(enc.n_vocab, dtype=np.int64)
     ranks = getattr(enc, "_mergeable_ranks", None)
     if isinstance(ranks, dict) and ranks:
