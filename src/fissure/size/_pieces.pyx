@@ -57,8 +57,19 @@ cdef enum:
     OTHER = 5
     UNSURE = 6  # unassigned or surrogate: leave the text to the tokenizer
 
+cdef enum:  # finer classes, for o200k_base's letter cases (FINE)
+    UPPER = 1  # Lu, Lt
+    LOWER = 2  # Ll
+    CASELESS = 3  # Lm, Lo
+    MARK = 4  # Mn, Mc, Me
+    F_NUMBER = 5
+    F_NEWLINE = 6
+    F_SPACE = 7
+    F_OTHER = 8
+
 cdef unsigned char *CLASSES = <unsigned char *>calloc(0x110000, 1)
-if CLASSES == NULL:
+cdef unsigned char *FINE = <unsigned char *>calloc(0x110000, 1)
+if CLASSES == NULL or FINE == NULL:
     raise MemoryError()
 
 # The White_Space property (it has not changed since Unicode 6.3).
@@ -68,19 +79,26 @@ WHITE_SPACE = frozenset(
 )
 
 
+FINE_CLASSES = {"Lu": UPPER, "Lt": UPPER, "Ll": LOWER, "Lm": CASELESS, "Lo": CASELESS,
+                "Mn": MARK, "Mc": MARK, "Me": MARK}
+
+
 cdef unsigned char _classify(unsigned int c):
+    """Class ``c`` in both tables; its class in CLASSES."""
     if c == 10 or c == 13:
+        FINE[c] = F_NEWLINE
         return NEWLINE
     if c in WHITE_SPACE:
+        FINE[c] = F_SPACE
         return SPACE
     category = unicodedata.category(chr(c))
     if category in ("Cn", "Cs"):
         return UNSURE
-    if category[0] == "L":
-        return LETTER
     if category[0] == "N":
+        FINE[c] = F_NUMBER
         return NUMBER
-    return OTHER
+    FINE[c] = FINE_CLASSES.get(category, F_OTHER)
+    return LETTER if category[0] == "L" else OTHER
 
 
 cdef inline unsigned char klass(Py_UCS4 c):
@@ -100,22 +118,55 @@ cdef inline bint _is(unsigned int c, unsigned int lower) noexcept:
     return c == lower or c == lower - 32
 
 
+cdef inline Py_ssize_t _contraction(int kind, void *data, Py_ssize_t i,
+                                    Py_ssize_t end) noexcept:
+    """The end of ``(?i:'s|'t|'re|'ve|'m|'ll|'d)`` at ``i`` ('ſ' folds to 's'), or ``i``."""
+    cdef Py_UCS4 c1, c2
+    if i + 1 >= end or PyUnicode_READ(kind, data, i) != 39:
+        return i
+    c1 = PyUnicode_READ(kind, data, i + 1)
+    if _is(c1, 115) or c1 == 0x17F or _is(c1, 116) or _is(c1, 109) or _is(c1, 100):
+        return i + 2
+    if i + 2 < end:
+        c2 = PyUnicode_READ(kind, data, i + 2)
+        if (_is(c1, 114) or _is(c1, 118)) and _is(c2, 101):
+            return i + 3
+        if _is(c1, 108) and _is(c2, 108):
+            return i + 3
+    return i
+
+
+cdef inline Py_ssize_t _space_end(int kind, void *data, Py_ssize_t i,
+                                  Py_ssize_t end) noexcept:
+    """``\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`` at ``i``: up to the last newline of the white space;
+    else all of it but the last character before something visible; else one character."""
+    cdef Py_ssize_t j = i, last = -1
+    cdef unsigned char k
+    while j < end:
+        k = CLASSES[PyUnicode_READ(kind, data, j)]
+        if k == NEWLINE:
+            last = j
+        elif k != SPACE:
+            break
+        j += 1
+    if last >= 0:
+        return last + 1
+    if j == end:
+        return j
+    if j - i >= 2:
+        return j - 1
+    return i + 1
+
+
 cdef Py_ssize_t piece_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) noexcept:
     """Where the pre-token starting at ``i`` ends (``end`` acting as the end of text)."""
-    cdef Py_UCS4 c = PyUnicode_READ(kind, data, i), c1, c2
+    cdef Py_UCS4 c = PyUnicode_READ(kind, data, i)
     cdef unsigned char k = CLASSES[c]
-    cdef Py_ssize_t j, last
-    # 1. contractions, case-insensitive ('ſ' folds to 's')
-    if c == 39 and i + 1 < end:
-        c1 = PyUnicode_READ(kind, data, i + 1)
-        if _is(c1, 115) or c1 == 0x17F or _is(c1, 116) or _is(c1, 109) or _is(c1, 100):
-            return i + 2
-        if i + 2 < end:
-            c2 = PyUnicode_READ(kind, data, i + 2)
-            if (_is(c1, 114) or _is(c1, 118)) and _is(c2, 101):
-                return i + 3
-            if _is(c1, 108) and _is(c2, 108):
-                return i + 3
+    cdef Py_ssize_t j
+    # 1. contractions, case-insensitive
+    j = _contraction(kind, data, i, end)
+    if j > i:
+        return j
     # 2. letters, after at most one character that is not a newline, letter or number
     if k == LETTER or ((k == SPACE or k == OTHER) and i + 1 < end
                        and CLASSES[PyUnicode_READ(kind, data, i + 1)] == LETTER):
@@ -140,24 +191,111 @@ cdef Py_ssize_t piece_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) no
         while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == NEWLINE:
             j += 1
         return j
-    # 5.-7. white space: up to its last newline; else all but the last character before
-    # something visible; else one character
-    j = i
-    last = -1
-    while j < end:
-        k = CLASSES[PyUnicode_READ(kind, data, j)]
-        if k == NEWLINE:
-            last = j
-        elif k != SPACE:
-            break
+    # 5.-7. white space
+    return _space_end(kind, data, i, end)
+
+
+# o200k_base's pattern (leftmost alternative wins):
+#
+# 1. [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+# 2. [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+# 3. \p{N}{1,3}
+# 4.  ?[^\s\p{L}\p{N}]+[\r\n/]*
+# 5.-7. as cl100k_base
+#
+# "Upper" below is the first letter class (Lu Lt Lm Lo M), "lower" the second (Ll Lm Lo M);
+# caseless letters and marks are both.
+
+cdef inline bint _upper(unsigned char f) noexcept:
+    return f == UPPER or f == CASELESS or f == MARK
+
+
+cdef inline bint _lower(unsigned char f) noexcept:
+    return f == LOWER or f == CASELESS or f == MARK
+
+
+cdef inline bint _visible(unsigned char f) noexcept:
+    """``[^\\s\\p{L}\\p{N}]``: punctuation, symbols, controls and marks."""
+    return f == F_OTHER or f == MARK
+
+
+cdef Py_ssize_t _upper_then_lower(int kind, void *data, Py_ssize_t s,
+                                  Py_ssize_t end) noexcept:
+    """Rule 1 after its prefix: upper* then lower+ (the upper run given back one character
+    at a time until a lower one follows, as a backtracking matcher does), or -1."""
+    cdef Py_ssize_t k = s, u, j
+    while k < end and _upper(FINE[PyUnicode_READ(kind, data, k)]):
+        k += 1
+    u = k
+    while u >= s:
+        if u < end and _lower(FINE[PyUnicode_READ(kind, data, u)]):
+            j = u + 1
+            while j < end and _lower(FINE[PyUnicode_READ(kind, data, j)]):
+                j += 1
+            return _contraction(kind, data, j, end)
+        u -= 1
+    return -1
+
+
+cdef Py_ssize_t _upper_and_lower(int kind, void *data, Py_ssize_t s,
+                                 Py_ssize_t end) noexcept:
+    """Rule 2 after its prefix: upper+ then lower*, or -1."""
+    cdef Py_ssize_t k = s, j
+    while k < end and _upper(FINE[PyUnicode_READ(kind, data, k)]):
+        k += 1
+    if k == s:
+        return -1
+    j = k
+    while j < end and _lower(FINE[PyUnicode_READ(kind, data, j)]):
         j += 1
-    if last >= 0:
-        return last + 1
-    if j == end:
+    return _contraction(kind, data, j, end)
+
+
+cdef Py_ssize_t o200k_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) noexcept:
+    """Where o200k_base's pre-token starting at ``i`` ends (``end`` acting as the end of
+    text)."""
+    cdef Py_UCS4 c = PyUnicode_READ(kind, data, i)
+    cdef unsigned char f = FINE[c]
+    # the optional first character: not a newline, letter or number
+    cdef bint prefix = (f == F_SPACE or f == F_OTHER or f == MARK) and i + 1 < end
+    cdef Py_ssize_t j
+    # 1. and 2., each with the prefix, then without it
+    if prefix:
+        j = _upper_then_lower(kind, data, i + 1, end)
+        if j >= 0:
+            return j
+    j = _upper_then_lower(kind, data, i, end)
+    if j >= 0:
         return j
-    if j - i >= 2:
-        return j - 1
-    return i + 1
+    if prefix:
+        j = _upper_and_lower(kind, data, i + 1, end)
+        if j >= 0:
+            return j
+    j = _upper_and_lower(kind, data, i, end)
+    if j >= 0:
+        return j
+    # 3. one to three numbers
+    if f == F_NUMBER:
+        j = i + 1
+        while j < end and j < i + 3 and FINE[PyUnicode_READ(kind, data, j)] == F_NUMBER:
+            j += 1
+        return j
+    # 4. punctuation, symbols and marks, after at most one space, then newlines and slashes
+    j = i
+    if c == 32 and i + 1 < end and _visible(FINE[PyUnicode_READ(kind, data, i + 1)]):
+        j = i + 1
+    if _visible(FINE[PyUnicode_READ(kind, data, j)]):
+        j += 1
+        while j < end and _visible(FINE[PyUnicode_READ(kind, data, j)]):
+            j += 1
+        while j < end:
+            c = PyUnicode_READ(kind, data, j)
+            if c != 10 and c != 13 and c != 47:
+                break
+            j += 1
+        return j
+    # 5.-7. white space
+    return _space_end(kind, data, i, end)
 
 
 cdef enum:
@@ -527,8 +665,8 @@ cdef class WordCounter(_Cached):
 
 
 cdef class PieceCounter(_Cached):
-    """``count`` and ``count_till_limit`` of bpe-openai's cl100k_base tokenizer, the same
-    numbers, from cached pre-token sizes.
+    """``count`` and ``count_till_limit`` of bpe-openai's cl100k_base or o200k_base
+    tokenizer, the same numbers, from cached pre-token sizes.
 
     Args:
         count: The tokenizer's count of one text.
@@ -540,14 +678,19 @@ cdef class PieceCounter(_Cached):
             that new pre-tokens of up to ``MERGED_BYTES`` bytes are merged here, longer ones
             still by the tokenizer.
         max_entries: Distinct pre-tokens kept; the cache starts over when it is full.
+        encoding: Whose pre-token pattern to follow: ``cl100k_base`` or ``o200k_base``.
     """
 
     cdef object _till, _load_ranks
     cdef Ranks ranks
     cdef Py_ssize_t new, ranks_after
+    cdef bint o200k
 
     def __cinit__(self, count, count_till_limit, ranks=None, Py_ssize_t ranks_after=1024,
-                  Py_ssize_t max_entries=1 << 18):
+                  Py_ssize_t max_entries=1 << 18, str encoding="cl100k_base"):
+        if encoding not in ("cl100k_base", "o200k_base"):
+            raise ValueError(f"no pre-token pattern for {encoding!r}")
+        self.o200k = encoding == "o200k_base"
         self._count = count
         self._till = count_till_limit
         self._load_ranks = ranks
@@ -584,7 +727,7 @@ cdef class PieceCounter(_Cached):
                     return -2
         i = start
         while i < end:
-            j = piece_end(kind, data, i, end)
+            j = o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
             total += self._piece(text, kind, data, i, j)
             if 0 <= limit < total:
                 return -1
@@ -614,6 +757,6 @@ cdef class PieceCounter(_Cached):
                 return None
         i = 0
         while i < end:
-            i = piece_end(kind, data, i, end)
+            i = o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
             out.append(i)
         return out

@@ -19,7 +19,7 @@ import numpy as np
 from fissure.errors import ConfigError, MissingDependencyError
 
 PieceCounter: Any
-try:  # cl100k_base counts from cached pre-token sizes (see _pieces.pyx), where it was built
+try:  # OpenAI counts from cached pre-token sizes (see _pieces.pyx), where it was built
     from fissure.size._pieces import PieceCounter
 except ImportError:  # pragma: no cover - depends on the build
     PieceCounter = None
@@ -204,9 +204,12 @@ class Sizer:
         except ImportError as exc:  # pragma: no cover - a core dependency
             raise MissingDependencyError("bpe-openai", purpose=f"{encoding} counting") from exc
         tokenizer = backend = _bindings.tokenizer_for_encoding(encoding)
-        if encoding == "cl100k_base" and PieceCounter is not None:
+        if PieceCounter is not None:
             backend = PieceCounter(
-                tokenizer.count, tokenizer.count_till_limit, ranks=lambda: _ranks(encoding)
+                tokenizer.count,
+                tokenizer.count_till_limit,
+                ranks=lambda: _ranks(encoding),
+                encoding=encoding,
             )
 
         def count(text: str) -> int:
