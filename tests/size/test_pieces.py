@@ -15,12 +15,14 @@ import sysconfig
 import unicodedata
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fissure.size import sizer as sizer_module
 from fissure.size.sizer import Sizer, minilm_model_dir
+from fissure.size.textindex import TextIndex
 from fissure.size.wordpiece import WordPieceCounter
 from tests.size.test_sizing import REAL
 
@@ -156,6 +158,26 @@ def test_a_full_cache_starts_over_and_stays_exact():
     assert pc.count(text) == encoded("cl100k_base", text)
     assert pc.size <= 16
     assert pc.count(text) == encoded("cl100k_base", text)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=150, deadline=None)
+@given(text=TEXTS)
+def test_prefix_counts_at_seams_equal_the_tokenizer(name: str, text: str):
+    pc = counter(name)
+    index = TextIndex(text, fine=True)
+    got = pc.prefix(text, index.seams)
+    if got is None:
+        assert "\u0378" in text
+        return
+    assert got.tolist() == [encoded(name, text[:s]) for s in index.seams.tolist()]
+
+
+def test_prefix_refuses_a_seam_inside_a_pre_token():
+    pc = counter("cl100k_base")
+    text = "hello world"
+    assert pc.prefix(text, np.array([0, 5, 11], dtype=np.int64)).tolist() == [0, 1, 2]
+    assert pc.prefix(text, np.array([0, 3, 11], dtype=np.int64)) is None
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

@@ -42,11 +42,13 @@ from cpython.unicode cimport (
 cdef extern from "Python.h":
     Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object o)
 
-from libc.stdint cimport int32_t, uint8_t, uint16_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
 import unicodedata
+
+import numpy
 
 cdef enum:
     UNKNOWN = 0  # not classed yet
@@ -745,6 +747,35 @@ cdef class PieceCounter(_Cached):
         if n == -2:
             return self._till(text, limit)
         return None if n == -1 else n
+
+    def prefix(self, str text, const int64_t[::1] seams):
+        """Tokens of ``text[:s]`` for every seam ``s`` (sorted character offsets, each
+        where a pre-token starts), from one pass over the text: an int64 array, or ``None``
+        where a seam falls inside a pre-token or a character's class is not settled."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef void *data = PyUnicode_DATA(text)
+        cdef Py_ssize_t i = 0, j, end = PyUnicode_GET_LENGTH(text), n = seams.shape[0], s = 0
+        cdef long long total = 0
+        out = numpy.empty(n, dtype=numpy.int64)
+        cdef int64_t[::1] counts = out
+        if kind != 1:
+            for i in range(end):
+                if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
+                    return None
+            i = 0
+        while s < n and seams[s] <= 0:
+            counts[s] = 0
+            s += 1
+        while i < end and s < n:
+            j = o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
+            total += self._piece(text, kind, data, i, j)
+            while s < n and seams[s] <= j:
+                if seams[s] < j:
+                    return None
+                counts[s] = total
+                s += 1
+            i = j
+        return out if s == n else None
 
     def pieces(self, str text):
         """The pre-tokens' end offsets (for tests), or ``None`` if a class is not settled."""

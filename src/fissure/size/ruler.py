@@ -73,7 +73,7 @@ class Ruler:
         self._built = True
         text, sizer = self.text, self.sizer
         seams = self.index.seams
-        whole = sizer.prefix_counts(text, self.index.seam_bytes) if sizer.has_prefix else None
+        whole = sizer.prefix_counts(text, self.index) if sizer.has_prefix else None
         if whole is not None:
             self._set(seams, whole)
             return

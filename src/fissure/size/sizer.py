@@ -50,6 +50,21 @@ class Counters(NamedTuple):
     cache_limit: int
 
 
+class Seams(Protocol):
+    """A text's seams (see :class:`~fissure.size.textindex.TextIndex`), each form worked
+    out only when read."""
+
+    @property
+    def seams(self) -> np.ndarray:
+        """Character offsets."""
+        ...
+
+    @property
+    def seam_bytes(self) -> np.ndarray:
+        """Offsets into the text's UTF-8 encoding."""
+        ...
+
+
 @runtime_checkable
 class Counter(Protocol):
     """The one-method sizing protocol."""
@@ -97,7 +112,7 @@ class Sizer:
         min_budget: int = 1,
         segment_chars: int = 1,
         batch: Callable[[list[str]], list[int]] | None = None,
-        prefix: Callable[[str, np.ndarray], np.ndarray | None] | None = None,
+        prefix: Callable[[str, Seams], np.ndarray | None] | None = None,
         fine_seams: bool = False,
         protect: re.Pattern[str] | None = None,
         within: Callable[[str, int], int | None] | None = None,
@@ -169,11 +184,10 @@ class Sizer:
         """Whether :meth:`prefix_counts` can count a whole text in one pass."""
         return self._prefix is not None
 
-    def prefix_counts(self, text: str, seam_bytes: np.ndarray) -> np.ndarray | None:
-        """Cumulative sizes of ``text`` at every seam (given as UTF-8 byte offsets), from
-        one pass over the whole text; ``None`` where this sizer has no such pass (then
-        segments are counted)."""
-        return self._prefix(text, seam_bytes) if self._prefix else None
+    def prefix_counts(self, text: str, seams: Seams) -> np.ndarray | None:
+        """Cumulative sizes of ``text`` at every seam, from one pass over the whole text;
+        ``None`` where this sizer has no such pass (then segments are counted)."""
+        return self._prefix(text, seams) if self._prefix else None
 
     # ----------------------------------------------------------------- constructors
 
@@ -226,7 +240,7 @@ class Sizer:
                     text.encode("utf-8", "replace").decode("utf-8"), cap
                 )
 
-        prefix = _bpe_prefix(tokenizer, encoding)
+        prefix = _bpe_prefix(tokenizer, encoding, backend if backend is not tokenizer else None)
         # A character is at most 4 bytes, so at most 4 byte-level tokens.
         return cls(
             encoding,
@@ -352,20 +366,27 @@ def _token_lengths(encoding: str) -> np.ndarray:
     return table
 
 
-def _bpe_prefix(backend: object, encoding: str) -> Callable[[str, np.ndarray], np.ndarray | None]:
-    """Prefix counts at seams from one encode of the whole text.
+def _bpe_prefix(
+    backend: object, encoding: str, pieces: Any = None
+) -> Callable[[str, Seams], np.ndarray | None]:
+    """Prefix counts at seams from one pass over the whole text: summed pre-token sizes
+    (``pieces``, a compiled :class:`PieceCounter`), else one encode.
 
     Seams are pre-token boundaries, hence token boundaries: the tokens before a seam are
     the tokens whose bytes end at or before it.
     """
-    def prefix(text: str, seam_bytes: np.ndarray) -> np.ndarray | None:
+    def prefix(text: str, seams: Seams) -> np.ndarray | None:
+        if pieces is not None:
+            found = pieces.prefix(text, seams.seams)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         table = _token_lengths(encoding)
         try:
             tokens = backend.encode(text)  # type: ignore[attr-defined]
         except UnicodeEncodeError:
             return None
         ends = np.cumsum(table[np.asarray(tokens, dtype=np.int64)])
-        return np.searchsorted(ends, seam_bytes, side="right")
+        return np.searchsorted(ends, seams.seam_bytes, side="right")
 
     return prefix
 
