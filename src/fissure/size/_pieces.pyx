@@ -160,6 +160,51 @@ cdef inline Py_ssize_t _space_end(int kind, void *data, Py_ssize_t i,
     return i + 1
 
 
+cdef inline Py_ssize_t _numbers_end(int kind, void *data, Py_ssize_t i,
+                                    Py_ssize_t end) noexcept:
+    """``\\p{N}{1,3}`` at ``i``, where a number is."""
+    cdef Py_ssize_t j = i + 1
+    while j < end and j < i + 3 and CLASSES[PyUnicode_READ(kind, data, j)] == NUMBER:
+        j += 1
+    return j
+
+
+cdef inline Py_ssize_t _symbols_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end,
+                                    bint slashes) noexcept:
+    """`` ?[^\\s\\p{L}\\p{N}]+`` (punctuation, symbols, controls, marks) at ``i``, then any
+    ``\\r``/``\\n`` (and ``/`` with ``slashes``); or -1."""
+    cdef Py_ssize_t j = i
+    cdef Py_UCS4 c
+    if (PyUnicode_READ(kind, data, i) == 32 and i + 1 < end
+            and CLASSES[PyUnicode_READ(kind, data, i + 1)] == OTHER):
+        j = i + 1
+    if CLASSES[PyUnicode_READ(kind, data, j)] != OTHER:
+        return -1
+    j += 1
+    while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == OTHER:
+        j += 1
+    while j < end:
+        c = PyUnicode_READ(kind, data, j)
+        if c != 10 and c != 13 and not (slashes and c == 47):
+            break
+        j += 1
+    return j
+
+
+cdef inline Py_ssize_t _rest_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end,
+                                 bint slashes) noexcept:
+    """Rules 3 to 7, the same in both patterns but for the slashes after punctuation: one
+    to three numbers; punctuation and symbols after at most one space, then newlines (and
+    slashes); white space."""
+    cdef Py_ssize_t j
+    if CLASSES[PyUnicode_READ(kind, data, i)] == NUMBER:
+        return _numbers_end(kind, data, i, end)
+    j = _symbols_end(kind, data, i, end, slashes)
+    if j >= 0:
+        return j
+    return _space_end(kind, data, i, end)
+
+
 cdef Py_ssize_t piece_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) noexcept:
     """Where the pre-token starting at ``i`` ends (``end`` acting as the end of text)."""
     cdef Py_UCS4 c = PyUnicode_READ(kind, data, i)
@@ -176,25 +221,7 @@ cdef Py_ssize_t piece_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) no
         while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == LETTER:
             j += 1
         return j
-    # 3. one to three numbers
-    if k == NUMBER:
-        j = i + 1
-        while j < end and j < i + 3 and CLASSES[PyUnicode_READ(kind, data, j)] == NUMBER:
-            j += 1
-        return j
-    # 4. punctuation and symbols, after at most one space, then any newlines
-    j = i
-    if c == 32 and i + 1 < end and CLASSES[PyUnicode_READ(kind, data, i + 1)] == OTHER:
-        j = i + 1
-    if CLASSES[PyUnicode_READ(kind, data, j)] == OTHER:
-        j += 1
-        while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == OTHER:
-            j += 1
-        while j < end and CLASSES[PyUnicode_READ(kind, data, j)] == NEWLINE:
-            j += 1
-        return j
-    # 5.-7. white space
-    return _space_end(kind, data, i, end)
+    return _rest_end(kind, data, i, end, False)
 
 
 # o200k_base's pattern (leftmost alternative wins):
@@ -206,7 +233,8 @@ cdef Py_ssize_t piece_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) no
 # 5.-7. as cl100k_base
 #
 # "Upper" below is the first letter class (Lu Lt Lm Lo M), "lower" the second (Ll Lm Lo M);
-# caseless letters and marks are both.
+# caseless letters and marks are both. Rules 3 to 7 read CLASSES, as cl100k_base's do
+# (there NUMBER is FINE's F_NUMBER and OTHER is F_OTHER with MARK).
 
 cdef inline bint _upper(unsigned char f) noexcept:
     return f == UPPER or f == CASELESS or f == MARK
@@ -214,11 +242,6 @@ cdef inline bint _upper(unsigned char f) noexcept:
 
 cdef inline bint _lower(unsigned char f) noexcept:
     return f == LOWER or f == CASELESS or f == MARK
-
-
-cdef inline bint _visible(unsigned char f) noexcept:
-    """``[^\\s\\p{L}\\p{N}]``: punctuation, symbols, controls and marks."""
-    return f == F_OTHER or f == MARK
 
 
 cdef Py_ssize_t _upper_then_lower(int kind, void *data, Py_ssize_t s,
@@ -253,6 +276,21 @@ cdef Py_ssize_t _upper_and_lower(int kind, void *data, Py_ssize_t s,
     return _contraction(kind, data, j, end)
 
 
+ctypedef Py_ssize_t (*Rule)(int, void *, Py_ssize_t, Py_ssize_t) noexcept
+
+
+cdef inline Py_ssize_t _letters(Rule rule, int kind, void *data, Py_ssize_t i, Py_ssize_t end,
+                                bint prefix) noexcept:
+    """A letter rule with its optional first character taken where it can be, else
+    without it (a backtracking matcher's order), or -1."""
+    cdef Py_ssize_t j
+    if prefix:
+        j = rule(kind, data, i + 1, end)
+        if j >= 0:
+            return j
+    return rule(kind, data, i, end)
+
+
 cdef Py_ssize_t o200k_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) noexcept:
     """Where o200k_base's pre-token starting at ``i`` ends (``end`` acting as the end of
     text)."""
@@ -260,44 +298,13 @@ cdef Py_ssize_t o200k_end(int kind, void *data, Py_ssize_t i, Py_ssize_t end) no
     cdef unsigned char f = FINE[c]
     # the optional first character: not a newline, letter or number
     cdef bint prefix = (f == F_SPACE or f == F_OTHER or f == MARK) and i + 1 < end
-    cdef Py_ssize_t j
-    # 1. and 2., each with the prefix, then without it
-    if prefix:
-        j = _upper_then_lower(kind, data, i + 1, end)
-        if j >= 0:
-            return j
-    j = _upper_then_lower(kind, data, i, end)
+    cdef Py_ssize_t j = _letters(_upper_then_lower, kind, data, i, end, prefix)  # 1.
     if j >= 0:
         return j
-    if prefix:
-        j = _upper_and_lower(kind, data, i + 1, end)
-        if j >= 0:
-            return j
-    j = _upper_and_lower(kind, data, i, end)
+    j = _letters(_upper_and_lower, kind, data, i, end, prefix)  # 2.
     if j >= 0:
         return j
-    # 3. one to three numbers
-    if f == F_NUMBER:
-        j = i + 1
-        while j < end and j < i + 3 and FINE[PyUnicode_READ(kind, data, j)] == F_NUMBER:
-            j += 1
-        return j
-    # 4. punctuation, symbols and marks, after at most one space, then newlines and slashes
-    j = i
-    if c == 32 and i + 1 < end and _visible(FINE[PyUnicode_READ(kind, data, i + 1)]):
-        j = i + 1
-    if _visible(FINE[PyUnicode_READ(kind, data, j)]):
-        j += 1
-        while j < end and _visible(FINE[PyUnicode_READ(kind, data, j)]):
-            j += 1
-        while j < end:
-            c = PyUnicode_READ(kind, data, j)
-            if c != 10 and c != 13 and c != 47:
-                break
-            j += 1
-        return j
-    # 5.-7. white space
-    return _space_end(kind, data, i, end)
+    return _rest_end(kind, data, i, end, True)
 
 
 cdef enum:
