@@ -119,3 +119,13 @@ def test_prepended_context_counts_inside_the_budget(strategy):
             assert c.n_tokens + c.metadata["context_tokens"] <= 60
     assert any("context_tokens" in c.metadata for c in chunks)
     assert any(c.entity == "Detector.detect" for c in chunks)
+
+
+def test_bytes_are_decoded_and_binary_bytes_refused():
+    assert [c.text for c in fissure.chunk("café au lait".encode())] == ["café au lait"]
+    assert [c.text for c in fissure.chunk("naïve".encode("cp1252"))] == ["naïve"]
+    assert fissure.chunk(b"") == []
+    with pytest.raises(InputError, match="not text|NUL"):
+        fissure.chunk(b"\x00\x01\x02binary\xff" * 10)
+    with pytest.raises(TypeError, match="takes text as str"):
+        fissure.Chunker().chunk(b"raw bytes")  # type: ignore[arg-type]

@@ -84,7 +84,17 @@ class Chunker:
             )
 
     def chunk(self, text: str, *, source: str = "<text>") -> list[Chunk]:
-        """Chunk a string of text."""
+        """Chunk a string of text.
+
+        Raises:
+            TypeError: ``text`` is not a ``str`` (bytes: use :func:`fissure.chunk`, which
+                decodes them, or :meth:`chunk_file`).
+        """
+        if not isinstance(text, str):
+            raise TypeError(
+                f"Chunker.chunk takes text as str, not {type(text).__name__}: decode bytes "
+                "first (fissure.chunk(data) does), or pass a file to chunk_file"
+            )
         return self.chunk_document(Document.from_text(text, source=source))
 
     def chunk_document(self, document: Document) -> list[Chunk]:
@@ -299,12 +309,21 @@ def load_document(path: str | os.PathLike[str], *, mime: str | None = None) -> D
     return parse(data, str(p), mime)
 
 
-def chunk(text_or_path: str | os.PathLike[str], **settings: Any) -> list[Chunk]:
-    """Chunk a string, or a file when given a ``pathlib.Path`` (strings are always text).
+def chunk(text_or_path: str | bytes | os.PathLike[str], **settings: Any) -> list[Chunk]:
+    """Chunk a string, raw bytes, or a file when given a ``pathlib.Path`` (strings are
+    always text).
 
-    Keyword arguments are :class:`~fissure.config.ChunkSettings` fields.
+    Bytes are decoded as files are (UTF-8, a BOM's encoding, else cp1252) and chunked as
+    plain text. Keyword arguments are :class:`~fissure.config.ChunkSettings` fields.
+
+    Raises:
+        InputError: The file cannot be read, or the file or bytes are binary.
     """
     chunker = Chunker(**settings)
     if isinstance(text_or_path, os.PathLike):
         return chunker.chunk_file(text_or_path)
+    if isinstance(text_or_path, bytes | bytearray):
+        from fissure.detect.decode import decode
+
+        return chunker.chunk(decode(bytes(text_or_path))[0], source="<bytes>")
     return chunker.chunk(text_or_path)
