@@ -1,14 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Exact token counts from cached sizes of the pieces a tokenizer never merges across.
 
-``PieceCounter`` counts cl100k_base (below); ``WordCounter`` counts BERT WordPiece (MiniLM)
-over the runs of text between spaces, tabs and line breaks.
+``PieceCounter`` counts cl100k_base and o200k_base (below); ``WordCounter`` counts BERT
+WordPiece (MiniLM) over the runs of text between spaces, tabs and line breaks.
 
 A BPE encoding splits text into pre-tokens with a regular expression and byte-pair merges
 each pre-token on its own, so the count of a text is the sum of the counts of its
 pre-tokens. Text repeats at the level of pre-tokens (` self`, `    `, `(`, ` the`): a
 12 MB corpus of Python has 2.75 million of them but only 64 thousand distinct ones. This
-module scans cl100k_base's pre-tokens in C and looks each one up in a hash table of sizes.
+module scans an encoding's pre-tokens in C and looks each one up in a hash table of sizes.
 A pre-token not seen before is sized on its own: by the real tokenizer (bpe-openai), or,
 once a counter has met enough new ones to pay for loading the merge ranks, by merging its
 bytes here (:class:`Ranks`; short pre-tokens only, where that is faster).
@@ -23,8 +23,9 @@ cl100k_base's pattern, rule by rule, as the scanner follows it (leftmost alterna
 6. ``\\s+(?!\\S)``
 7. ``\\s+``
 
-Characters are classed as letters (``L*``), numbers (``N*``), ``\\r``/``\\n``, other white
-space (the Unicode ``White_Space`` property) and the rest, from Python's ``unicodedata``.
+(o200k_base's pattern is further down.) Characters are classed as letters (``L*``; for
+o200k_base by case, with marks), numbers (``N*``), ``\\r``/``\\n``, other white space
+(the Unicode ``White_Space`` property) and the rest, from Python's ``unicodedata``.
 A text holding a character that class may not settle (unassigned in this Python's Unicode
 version, where the tokenizer's may be newer, or a lone surrogate) is handed whole to the
 tokenizer, so every answer is the tokenizer's own.
