@@ -3,9 +3,9 @@
 For every chunk: can it be found in its document exactly, did a token-window splitter
 corrupt a multi-byte character (a U+FFFD the source lacks), how big is it when re-measured
 independently (tiktoken or the MiniLM tokenizer for token budgets, ``len`` for character
-budgets), does the size the
-system reported agree, and — for systems that return offsets — does ``text[start:end]``
-give the chunk back and do the chunks cover every non-space character.
+budgets), does the size the system reported agree, and — for systems that return offsets
+— does ``text[start:end]`` give the chunk back and do the chunks cover every non-space
+character.
 """
 
 from __future__ import annotations
