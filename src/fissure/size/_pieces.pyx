@@ -117,6 +117,17 @@ for _i in range(256):  # every Latin-1 character is assigned: 1-byte text is alw
     klass(<Py_UCS4>_i)
 
 
+cdef int _settled(int kind, void *data, Py_ssize_t end) except -1:
+    """Whether every character of the text is classed for sure, classing each new one
+    (1-byte text always is: Latin-1 is classed at import)."""
+    cdef Py_ssize_t i
+    if kind != 1:
+        for i in range(end):
+            if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
+                return False
+    return True
+
+
 cdef inline bint _is(unsigned int c, unsigned int lower) noexcept:
     return c == lower or c == lower - 32
 
@@ -723,21 +734,22 @@ cdef class PieceCounter(_Cached):
                 n = self.ranks.count(<const unsigned char *>utf8, n_utf8)
         return self._count(piece) if n == NONE else n
 
-    cdef long long span(self, str text, Py_ssize_t start, Py_ssize_t end,
-                        long long limit) except -3:
-        """Tokens of ``text[start:end]``; -1 once over ``limit`` (when ``limit >= 0``),
-        -2 when a character's class is not settled (ask the tokenizer)."""
+    cdef inline Py_ssize_t _end(self, int kind, void *data, Py_ssize_t i,
+                                Py_ssize_t end) noexcept:
+        """Where the pre-token starting at ``i`` ends, by this encoding's pattern."""
+        return o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
+
+    cdef long long span(self, str text, long long limit) except -3:
+        """Tokens of ``text``; -1 once over ``limit`` (when ``limit >= 0``), -2 when a
+        character's class is not settled (ask the tokenizer)."""
         cdef int kind = PyUnicode_KIND(text)
         cdef void *data = PyUnicode_DATA(text)
-        cdef Py_ssize_t i, j
+        cdef Py_ssize_t i = 0, j, end = PyUnicode_GET_LENGTH(text)
         cdef long long total = 0
-        if kind != 1:  # class every character first (1-byte text is classed at import)
-            for i in range(start, end):
-                if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
-                    return -2
-        i = start
+        if not _settled(kind, data, end):
+            return -2
         while i < end:
-            j = o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
+            j = self._end(kind, data, i, end)
             total += self._piece(text, kind, data, i, j)
             if 0 <= limit < total:
                 return -1
@@ -746,12 +758,12 @@ cdef class PieceCounter(_Cached):
 
     def count(self, str text):
         """Tokens of ``text``."""
-        cdef long long n = self.span(text, 0, PyUnicode_GET_LENGTH(text), -1)
+        cdef long long n = self.span(text, -1)
         return self._count(text) if n == -2 else n
 
     def count_till_limit(self, str text, long long limit):
         """Tokens of ``text`` if at most ``limit``, else ``None``."""
-        cdef long long n = self.span(text, 0, PyUnicode_GET_LENGTH(text), limit)
+        cdef long long n = self.span(text, limit)
         if n == -2:
             return self._till(text, limit)
         return None if n == -1 else n
@@ -766,16 +778,13 @@ cdef class PieceCounter(_Cached):
         cdef long long total = 0
         out = numpy.empty(n, dtype=numpy.int64)
         cdef int64_t[::1] counts = out
-        if kind != 1:
-            for i in range(end):
-                if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
-                    return None
-            i = 0
+        if not _settled(kind, data, end):
+            return None
         while s < n and seams[s] <= 0:
             counts[s] = 0
             s += 1
         while i < end and s < n:
-            j = o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
+            j = self._end(kind, data, i, end)
             total += self._piece(text, kind, data, i, j)
             while s < n and seams[s] <= j:
                 if seams[s] < j:
@@ -791,11 +800,9 @@ cdef class PieceCounter(_Cached):
         cdef void *data = PyUnicode_DATA(text)
         cdef Py_ssize_t i = 0, end = PyUnicode_GET_LENGTH(text)
         out = []
-        for i in range(end):
-            if klass(PyUnicode_READ(kind, data, i)) == UNSURE:
-                return None
-        i = 0
+        if not _settled(kind, data, end):
+            return None
         while i < end:
-            i = o200k_end(kind, data, i, end) if self.o200k else piece_end(kind, data, i, end)
+            i = self._end(kind, data, i, end)
             out.append(i)
         return out
