@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,9 +14,18 @@ from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.source.files import DEFAULT_MAX_BYTES
 
-DEFAULT_STORE = Path(".fissure/store")
+if TYPE_CHECKING:
+    from fissure.ingest.job import Engine
+    from fissure.store.manifest import ManifestProtocol
+    from fissure.store.protocol import Store
+
+DEFAULT_STORE = ".fissure/store"
 StoreOption = Annotated[
-    Path, typer.Option("--store", help="Store folder (manifest, dead letters, Chroma).")
+    str,
+    typer.Option(
+        "--store", help="Store folder (manifest, dead letters, Chroma), or postgresql://… "
+        "(all of it in one shared PostgreSQL database with pgvector)."
+    ),
 ]
 
 
@@ -80,11 +89,20 @@ def ingest(
         Path | None, typer.Option(help="Also write this run's chunks here as JSONL.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bars on stderr.")] = True,
+    engine: Annotated[
+        str, typer.Option(help="local (worker processes here) | ray (a Ray cluster).")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster HOST:PORT (default: $RAY_ADDRESS, else a local Ray)."),
+    ] = None,
 ) -> None:
     """Chunk, embed and store SOURCE; re-runs only redo what changed.
 
     Vanished documents are deleted from the store; failures go to the dead-letter queue
-    (fissure dlq) and never stop the run.
+    (fissure dlq) and never stop the run. With --engine ray, parsing and splitting run as
+    Ray tasks (--workers: how many at once, default the cluster's CPUs) and embedding on an
+    actor pool (GPUs when the cluster has them); see docs/scale.md.
     """
     from fissure.embed import load_embedder
     from fissure.ingest import Options, default_workers, open_source
@@ -102,22 +120,52 @@ def ingest(
             dedup=dedup,
             embed_headings=embed_headings,
         )
-        found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
+        if engine not in ("local", "ray"):
+            fail(f"--engine {engine!r}: use local or ray")
+        found = open_source(source, cache_dir=cache_folder(store), max_bytes=max_bytes)
         model = load_embedder(embedder)
         options = Options(
             settings=settings,
-            workers=workers or default_workers(),
+            workers=workers or (0 if engine == "ray" else default_workers()),
             timeout=timeout,
             memory_mb=memory_mb or None,
             progress=progress and err.is_terminal,
         )
         sink = open(export, "w", encoding="utf-8") if export else nullcontext(None)  # noqa: SIM115
+        chosen = _ray_engine(embedder, address) if engine == "ray" else None
         with sink as stream:
             summary = run(found, store, model, options, spec=source, embedder_spec=embedder,
-                          export=stream)  # fmt: skip
+                          export=stream, engine=chosen)  # fmt: skip
     except (FissureError, OSError) as exc:
         fail(str(exc))
     print_summary(summary)
+
+
+def _ray_engine(embedder: str, address: str | None) -> Engine:
+    from functools import partial
+
+    from fissure.embed import load_embedder
+    from fissure.ingest.ray_engine import RayEngine
+
+    return RayEngine(address=address, make_embedder=partial(load_embedder, embedder))
+
+
+def cache_folder(store: str) -> Path:
+    """Where the GitHub source keeps its ETag cache: in the store folder, or in
+    ``.fissure/`` for a database store."""
+    from fissure.store.open import is_database
+
+    return Path(".fissure") / "http-cache" if is_database(store) else Path(store) / "http-cache"
+
+
+def open_existing(store: str) -> tuple[Store, ManifestProtocol]:
+    """The store and the manifest that ``--store`` names; fails (one line) when there is none."""
+    from fissure.store.open import open_store
+
+    try:
+        return open_store(store, create=False)
+    except FissureError as exc:
+        fail(str(exc))
 
 
 def print_summary(summary: object) -> None:
