@@ -81,7 +81,9 @@ def ingest(
     ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
     workers: Annotated[
-        int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
+        int | None,
+        typer.Option(help="Parsing processes (default: cores - 1, 1 to 4; with --engine ray: "
+                     "parsing actors, default the CPUs the embedding actors leave)."),
     ] = None,
     memory_mb: Annotated[int, typer.Option(help="Address-space cap per worker, MiB.")] = 4096,
     max_bytes: Annotated[int, typer.Option(help="Skip larger files.")] = DEFAULT_MAX_BYTES,
@@ -126,13 +128,13 @@ def ingest(
         model = load_embedder(embedder)
         options = Options(
             settings=settings,
-            workers=workers or (0 if engine == "ray" else default_workers()),
+            workers=workers or default_workers(),
             timeout=timeout,
             memory_mb=memory_mb or None,
             progress=progress and err.is_terminal,
         )
         sink = open(export, "w", encoding="utf-8") if export else nullcontext(None)  # noqa: SIM115
-        chosen = _ray_engine(embedder, address) if engine == "ray" else None
+        chosen = _ray_engine(embedder, address, workers) if engine == "ray" else None
         with sink as stream:
             summary = run(found, store, model, options, spec=source, embedder_spec=embedder,
                           export=stream, engine=chosen)  # fmt: skip
@@ -141,13 +143,14 @@ def ingest(
     print_summary(summary)
 
 
-def _ray_engine(embedder: str, address: str | None) -> Engine:
+def _ray_engine(embedder: str, address: str | None, workers: int | None) -> Engine:
     from functools import partial
 
     from fissure.embed import load_embedder
     from fissure.ingest.ray_engine import RayEngine
 
-    return RayEngine(address=address, make_embedder=partial(load_embedder, embedder))
+    return RayEngine(address=address, make_embedder=partial(load_embedder, embedder),
+                     parse_workers=workers)  # fmt: skip
 
 
 def cache_folder(store: str) -> Path:
