@@ -81,9 +81,11 @@ class LocalCluster:
         self.address = f"127.0.0.1:{HEAD_PORT}"
         self.nodes: list[int] = []  # node manager ports, the head's first
         self._ray = str(Path(sys.executable).parent / "ray")
-        # Ray's token authentication, with a token of this cluster's own (never ~/.ray's):
-        # every node and every driver started from here on carries it.
-        os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
+        # Ray's token authentication, with a token of this process's own (never ~/.ray's):
+        # every node and driver started from here on carries it. One per process: Ray
+        # caches the token it first read.
+        os.environ["RAY_AUTH_MODE"] = "token"
+        os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
     def start(self, nodes: int = 2) -> LocalCluster:
         """Start the head and ``nodes - 1`` more nodes; returns ``self``."""

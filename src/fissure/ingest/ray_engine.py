@@ -62,6 +62,9 @@ class RayEngine:
         docs_per_batch: Documents per parse call and per embedding call.
         wave_docs: At most this many documents are read and in flight at once.
         wave_bytes: ... and at most about this many bytes.
+        elastic: Actor pools start with one actor and grow to their size, so a run goes on
+            (slower) when a node is lost; ``False``: fixed pools, all actors from the start
+            (for measurements).
     """
 
     address: str | None = None
@@ -71,6 +74,7 @@ class RayEngine:
     docs_per_batch: int = 8
     wave_docs: int = 2000
     wave_bytes: int = 256 * 1024 * 1024
+    elastic: bool = True
 
     def run(self, job: Job) -> int:
         """Chunk, embed and store ``job.todo`` on the cluster; returns how many parsing
@@ -138,7 +142,7 @@ class RayEngine:
                                  plugin_modules(options.plugins)),  # fmt: skip
             batch_size=self.docs_per_batch,
             batch_format="numpy",
-            compute=_import_ray().data.ActorPoolStrategy(min_size=1, max_size=parse),
+            compute=self._pool(parse),
             num_cpus=1,
         )
 
@@ -153,10 +157,14 @@ class RayEngine:
             fn_constructor_args=(make, writer.window_share, writer.embed_headings),
             batch_size=self.docs_per_batch,
             batch_format="numpy",
-            compute=_import_ray().data.ActorPoolStrategy(min_size=1, max_size=actors),
+            compute=self._pool(actors),
             num_cpus=cpus,
             num_gpus=gpus,
         )
+
+    def _pool(self, size: int) -> Any:
+        strategy = _import_ray().data.ActorPoolStrategy
+        return strategy(min_size=1 if self.elastic else size, max_size=size)
 
     def _embed_plan(self) -> tuple[int, float, float]:
         """How many embedding actors, and the CPUs and GPUs each reserves."""
