@@ -102,9 +102,10 @@ def ingest(
     """Chunk, embed and store SOURCE; re-runs only redo what changed.
 
     Vanished documents are deleted from the store; failures go to the dead-letter queue
-    (fissure dlq) and never stop the run. With --engine ray, parsing and splitting run as
-    Ray tasks (--workers: how many at once, default the cluster's CPUs) and embedding on an
-    actor pool (GPUs when the cluster has them); see docs/scale.md.
+    (fissure dlq) and never stop the run. --store postgresql://… keeps everything in one
+    PostgreSQL database that many runs share. With --engine ray, parsing and splitting run
+    on a Ray actor pool (--workers actors; default the CPUs the embedding actors leave) and
+    embedding on another (GPUs when the cluster has them); see docs/scale.md.
     """
     from fissure.embed import load_embedder
     from fissure.ingest import Options, default_workers, open_source
