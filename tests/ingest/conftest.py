@@ -95,3 +95,13 @@ def vectors_of(store: Path | str, namespace: str = "default") -> dict[str, np.nd
                                                                    strict=True)}  # fmt: skip
     finally:
         close_store(found)
+
+
+def pg_rows(dsn: str, table: str, namespace: str) -> int:
+    """How many rows of one of fissure's tables belong to ``namespace`` (``documents``,
+    ``pending`` …), read on a connection of its own."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        sql = f"SELECT count(*) FROM fissure_{table} WHERE namespace = %s"
+        return int(conn.execute(sql, (namespace,)).fetchone()[0])

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.ingest.conftest import SETTINGS, run, snapshot, vectors_of, write_corpus
+from tests.ingest.conftest import SETTINGS, pg_rows, run, snapshot, vectors_of, write_corpus
 from tests.ingest.ray_cluster import (
     ROOT,
     LocalCluster,
@@ -135,9 +135,11 @@ def killed(dsn: str, cluster: LocalCluster, work: Path) -> dict[str, Any]:
     first = _driver(corpus, dsn, cluster)
     out: dict[str, Any] = {}
     deadline = time.monotonic() + 240
-    while _committed(dsn, "killed") < 6 and first.poll() is None and time.monotonic() < deadline:
+    while time.monotonic() < deadline and first.poll() is None:
+        if pg_rows(dsn, "documents", "killed") >= 6:
+            break
         time.sleep(0.05)
-    out["committed_before_kill"] = _committed(dsn, "killed")
+    out["committed_before_kill"] = pg_rows(dsn, "documents", "killed")
     out["killed_processes"] = cluster.kill_node(1)
     out["pending_after_kill"] = len(snapshot(dsn, "killed")["pending"])
     cluster.add_node()  # a replacement machine joins, as an autoscaler would start one
@@ -147,7 +149,7 @@ def killed(dsn: str, cluster: LocalCluster, work: Path) -> dict[str, Any]:
         first.kill()
         out["first_run_exit"] = f"killed after 240 s: {first.wait()}"
     out["first_run_tail"] = (first.stderr.read() if first.stderr else b"").decode()[-1500:]
-    out["committed_after_first"] = _committed(dsn, "killed")
+    out["committed_after_first"] = pg_rows(dsn, "documents", "killed")
     again = _driver(corpus, dsn, cluster)
     out["rerun_exit"] = again.wait(400)
     out["rerun_output"] = (again.stdout.read() if again.stdout else b"").decode()[-300:]
@@ -166,14 +168,6 @@ def _driver(corpus: Path, dsn: str, cluster: LocalCluster) -> subprocess.Popen[b
     )  # fmt: skip
     assert process.stdout is not None and process.stdout.readline() == b"go\n"
     return process
-
-
-def _committed(dsn: str, namespace: str) -> int:
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        sql = "SELECT count(*) FROM fissure_documents WHERE namespace = %s"
-        return int(conn.execute(sql, (namespace,)).fetchone()[0])
 
 
 def _summary(summary: Any) -> dict[str, Any]:

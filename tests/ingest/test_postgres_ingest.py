@@ -18,6 +18,7 @@ import pytest
 from tests.ingest.conftest import (
     SETTINGS,
     assert_same_store,
+    pg_rows,
     run,
     snapshot,
     vectors_of,
@@ -46,14 +47,6 @@ def _start(corpus: Path, dsn: str, namespace: str, delay: float) -> subprocess.P
     )  # fmt: skip
     assert process.stdout is not None and process.stdout.readline() == b"go\n"
     return process
-
-
-def _documents(dsn: str, namespace: str) -> int:
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        sql = "SELECT count(*) FROM fissure_documents WHERE namespace = %s"
-        return int(conn.execute(sql, (namespace,)).fetchone()[0])
 
 
 def _same_vectors(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
@@ -101,26 +94,19 @@ def test_two_runs_at_once_and_a_killed_one(tmp_path: Path, pg_dsn: str, pg_names
     # Now change the corpus and kill a run in the middle of writing, while another starts.
     for i in range(4, 12):
         (corpus / f"doc{i}.md").write_text(f"# Rewritten {i}\n\n" + "changed " * 80)
-    before = _documents(pg_dsn, pg_namespace)
+    before = pg_rows(pg_dsn, "documents", pg_namespace)
     victim = _start(corpus, pg_dsn, pg_namespace, 0.3)
     deadline = time.monotonic() + 120
-    while _pending(pg_dsn, pg_namespace) == 0 and time.monotonic() < deadline:
+    while pg_rows(pg_dsn, "pending", pg_namespace) == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.4)
     victim.send_signal(signal.SIGKILL)
     victim.wait()
-    assert _pending(pg_dsn, pg_namespace) > 0, "the kill did not land mid-write"
-    assert _documents(pg_dsn, pg_namespace) == before
+    assert pg_rows(pg_dsn, "pending", pg_namespace) > 0, "the kill did not land mid-write"
+    assert pg_rows(pg_dsn, "documents", pg_namespace) == before
     survivor = _start(corpus, pg_dsn, pg_namespace, 0.0)
     assert survivor.wait(180) == 0, survivor.stderr.read().decode() if survivor.stderr else ""
     fresh2 = tmp_path / "fresh2"
     run(corpus, fresh2)
     assert_same_store(snapshot(pg_dsn, pg_namespace), snapshot(fresh2))
 
-
-def _pending(dsn: str, namespace: str) -> int:
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        sql = "SELECT count(*) FROM fissure_pending WHERE namespace = %s"
-        return int(conn.execute(sql, (namespace,)).fetchone()[0])

@@ -79,6 +79,8 @@ class RayEngine:
     def run(self, job: Job) -> int:
         """Chunk, embed and store ``job.todo`` on the cluster; returns how many parsing
         worker processes were replaced (after a timeout or a crash)."""
+        if not job.todo:  # a no-change re-run never waits for a cluster
+            return 0
         ray = _import_ray()
         started_here = not ray.is_initialized()
         if started_here:

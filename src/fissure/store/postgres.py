@@ -69,49 +69,55 @@ class PostgresStore:
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         """Add or replace chunks; ids are the chunks' content-addressed ``chunk_id``."""
-        if len(chunks) != len(embeddings):
-            raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
-        if not chunks:
-            return
         from psycopg.types.json import Jsonb
 
-        vectors = np.asarray(embeddings, dtype=np.float32)
-        self._index("fissure_chunks", vectors.shape[1])
+        vectors = self._vectors("fissure_chunks", chunks, embeddings)
         rows = [
             (self.namespace, c.chunk_id, c.source or "", c.text, Jsonb(chunk_metadata(c)),
              vectors.shape[1], v)
             for c, v in zip(chunks, vectors, strict=True)
         ]  # fmt: skip
-        with self.db.run(transaction=True) as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO fissure_chunks VALUES (%s, %s, %s, %s, %s, %s, %b) "
-                "ON CONFLICT (namespace, chunk_id) DO UPDATE SET source = EXCLUDED.source, "
-                "text = EXCLUDED.text, metadata = EXCLUDED.metadata, dim = EXCLUDED.dim, "
-                "embedding = EXCLUDED.embedding",
-                rows,
-            )
+        self._write(
+            "INSERT INTO fissure_chunks VALUES (%s, %s, %s, %s, %s, %s, %b) "
+            "ON CONFLICT (namespace, chunk_id) DO UPDATE SET source = EXCLUDED.source, "
+            "text = EXCLUDED.text, metadata = EXCLUDED.metadata, dim = EXCLUDED.dim, "
+            "embedding = EXCLUDED.embedding",
+            rows,
+        )
 
     def upsert_pieces(self, pieces: Sequence[Piece], embeddings: np.ndarray) -> None:
         """Add or replace pieces: one row per (piece, overlapped chunk) link."""
-        if len(pieces) != len(embeddings):
-            raise ValueError(f"{len(pieces)} pieces but {len(embeddings)} embeddings")
-        if not pieces:
-            return
-        vectors = np.asarray(embeddings, dtype=np.float32)
-        self._index("fissure_pieces", vectors.shape[1])
+        vectors = self._vectors("fissure_pieces", pieces, embeddings)
         rows = [
             (self.namespace, _link_id(p.piece_id, c), p.piece_id, c, p.source, p.start, p.end,
              p.text, vectors.shape[1], v)
             for p, v in zip(pieces, vectors, strict=True)
             for c in p.chunk_ids
         ]  # fmt: skip
-        with self.db.run(transaction=True) as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO fissure_pieces VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %b) "
-                "ON CONFLICT (namespace, link_id) DO UPDATE SET text = EXCLUDED.text, "
-                "dim = EXCLUDED.dim, embedding = EXCLUDED.embedding",
-                rows,
-            )
+        self._write(
+            "INSERT INTO fissure_pieces VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %b) "
+            "ON CONFLICT (namespace, link_id) DO UPDATE SET text = EXCLUDED.text, "
+            "dim = EXCLUDED.dim, embedding = EXCLUDED.embedding",
+            rows,
+        )
+
+    def _vectors(self, table: str, records: Sequence[Any], embeddings: np.ndarray) -> np.ndarray:
+        """``embeddings`` as float32 rows, one per record, with ``table``'s index for their
+        width in place."""
+        if len(records) != len(embeddings):
+            raise ValueError(f"{len(records)} records but {len(embeddings)} embeddings")
+        if not len(records):
+            return np.zeros((0, 0), dtype=np.float32)
+        vectors = np.asarray(embeddings, dtype=np.float32).reshape(len(records), -1)
+        if (table, vectors.shape[1]) not in self._indexed:
+            ensure_vector_index(self.db, table, vectors.shape[1])
+            self._indexed.add((table, vectors.shape[1]))
+        return vectors
+
+    def _write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        if rows:
+            with self.db.run(transaction=True) as conn, conn.cursor() as cur:
+                cur.executemany(sql, rows)
 
     def delete_sources(self, sources: Sequence[str]) -> None:
         """Remove every chunk and piece of the documents from ``sources`` (one transaction)."""
@@ -257,11 +263,6 @@ class PostgresStore:
                 return
             yield from page
             after = page[-1][-1]
-
-    def _index(self, table: str, dim: int) -> None:
-        if (table, dim) not in self._indexed:
-            ensure_vector_index(self.db, table, dim)
-            self._indexed.add((table, dim))
 
 
 def _filters(where: Mapping[str, Any] | None) -> Any:
