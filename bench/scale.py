@@ -36,7 +36,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "scale.md"
-FULL = {"copies": 6, "sizes": (10_000, 100_000), "queries": 200, "e2e_copies": 1}
+FULL = {"copies": 20, "sizes": (10_000, 100_000), "queries": 200, "e2e_copies": 1}
 SMOKE = {"copies": 1, "sizes": (1_000, 3_000), "queries": 20, "e2e_copies": 0}
 
 
