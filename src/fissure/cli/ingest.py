@@ -86,7 +86,7 @@ def ingest(
     Vanished documents are deleted from the store; failures go to the dead-letter queue
     (fissure dlq) and never stop the run.
     """
-    from fissure.embed import load_embedder
+    from fissure.embed import lazy_embedder
     from fissure.ingest import Options, default_workers, open_source
     from fissure.ingest import ingest as run
 
@@ -103,7 +103,7 @@ def ingest(
             embed_headings=embed_headings,
         )
         found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
-        model = load_embedder(embedder)
+        model = lazy_embedder(embedder)  # the model loads only if a chunk needs a vector
         options = Options(
             settings=settings,
             workers=workers or default_workers(),
