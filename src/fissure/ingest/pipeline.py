@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from fissure.config import ChunkSettings
 from fissure.embed import Embedder
-from fissure.errors import ConfigError
+from fissure.errors import ConfigError, MissingDependencyError
 from fissure.ingest.plan import Plan, fingerprint, make_plan
 from fissure.ingest.progress import Progress
 from fissure.ingest.workers import Outcome, Task, WorkerPool, plugin_modules
@@ -142,6 +142,12 @@ class _LazyChroma:
     for importing and opening Chroma (seconds), which keeps no-change re-runs instant."""
 
     def __init__(self, folder: Path) -> None:
+        import importlib.util
+
+        # Found (not imported) now: a missing chromadb is one clear error before the run,
+        # not a dead letter per document when the first batch is written.
+        if importlib.util.find_spec("chromadb") is None:
+            raise MissingDependencyError("chromadb", purpose="the vector store")
         self.folder = folder
         self._store: Store | None = None
 
