@@ -85,6 +85,9 @@ def ingest(
 
     Vanished documents are deleted from the store; failures go to the dead-letter queue
     (fissure dlq) and never stop the run.
+
+    Exit status: 0 done, 1 done but some documents failed (they are dead letters), 2 an
+    error before the run (bad option, source or store; a missing dependency).
     """
     from fissure.embed import lazy_embedder
     from fissure.ingest import Options, default_workers, open_source
@@ -118,6 +121,8 @@ def ingest(
     except (FissureError, OSError) as exc:
         fail(str(exc))
     print_summary(summary)
+    if summary.failures:
+        raise typer.Exit(1)
 
 
 def print_summary(summary: object) -> None:
