@@ -56,10 +56,12 @@ def estimate(
     ] = 64,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Per strategy: chunks, tokens embedded (overlap and context included), vector and
-    text storage, embedding time on this machine (measured on a sample of chunks) and money
-    for a priced model. A sample of files is chunked for real; with --sample at least the
-    number of files the figures are exact, else scaled by bytes.
+    """Chunks, tokens, storage, embedding time and cost per strategy, side by side.
+
+    Per strategy: chunks, tokens embedded (by the model's tokenizer, overlap and context
+    included), vector and text storage, embedding time on this machine (measured on a
+    sample of chunks) and money for a priced model. A sample of files is chunked for real;
+    with --sample at least the number of files the figures are exact, else scaled by bytes.
 
     Exit status: 0 estimated, 2 an error (bad option, no such path).
     """
@@ -111,7 +113,7 @@ def _print(
         f"scaled ×{found.scale:.1f} from {len(found.profiles)} sampled files")  # fmt: skip
     typer.echo(f"{found.files} files, {_size(found.total_bytes)} ({how}); model {model.name}, "
                f"{model.dim} dimensions, tokens counted by {model.tokenizer}")  # fmt: skip
-    approx = "" if found.complete else "~"
+    approx = "" if found.complete else "~"  # a scaled figure
     table = Table(show_edge=False, pad_edge=False)
     for name in ("strategy", "chunks", "mean tokens", "tokens embedded", "over limit",
                  "vectors", "text", "embed time", "cost"):  # fmt: skip
@@ -121,9 +123,9 @@ def _print(
         table.add_row(
             f"{r.strategy} ≤{r.settings.budget} {r.settings.tokenizer}",
             f"{approx}{r.chunks:,}", f"{r.mean_tokens}", f"{approx}{r.tokens:,}{extra}",
-            f"{r.truncated:,}", _size(r.vector_bytes), _size(r.text_bytes),
-            _duration(r.embed_seconds, r.boundary_seconds),
-            "—" if r.cost is None else _money(r.cost),
+            f"{approx}{r.truncated:,}", approx + _size(r.vector_bytes),
+            approx + _size(r.text_bytes), _duration(r.embed_seconds, r.boundary_seconds, approx),
+            "—" if r.cost is None else approx + _money(r.cost),
         )  # fmt: skip
     Console(highlight=False, width=160).print(table)
     if timing is not None:
@@ -140,9 +142,9 @@ def _money(amount: float) -> str:
     return f"{amount:,.2f}" if amount >= 1 else f"{amount:.3g}"
 
 
-def _duration(seconds: float | None, boundary: float) -> str:
+def _duration(seconds: float | None, boundary: float, approx: str) -> str:
     if seconds is None:
         return "—"
     total = seconds + boundary
-    return f"{total / 3600:.1f} h" if total >= 3600 else (
-        f"{total / 60:.1f} min" if total >= 60 else f"{total:.1f} s")  # fmt: skip
+    return approx + (f"{total / 3600:.1f} h" if total >= 3600 else (
+        f"{total / 60:.1f} min" if total >= 60 else f"{total:.1f} s"))  # fmt: skip

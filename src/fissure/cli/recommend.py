@@ -26,9 +26,11 @@ def recommend(
     seed: Seed = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Sample the corpus, report its formats, sizes and structure, and recommend a strategy,
-    budget and overlap, each with its reason, what was measured on the sample, and the
-    committed benchmark figure behind it.
+    """Recommend a strategy, budget and overlap for a corpus, with reasons and figures.
+
+    Samples the corpus, reports its formats, sizes and structure (headings, code entities,
+    tables, pages per document), and gives each setting with its reason, what was measured
+    on the sample, and the committed benchmark figure behind it.
 
     Exit status: 0 advised, 2 an error (no such path, nothing readable).
     """
