@@ -81,24 +81,54 @@ class Skipped:
     reason: str
 
 
-def load_files(
-    paths: Sequence[str | os.PathLike[str]], mime: str | None, max_bytes: int = DEFAULT_MAX_BYTES
-) -> Iterator[Document | Skipped]:
-    """Every file under ``paths`` parsed by its format; one that fails is a :class:`Skipped`.
+class FileWalk:
+    """What a loader or reader does with its paths: walk them and parse every file.
 
-    Raises:
-        InputError: A path does not exist.
+    Args:
+        paths: Files and folders (walked recursively; ``.gitignore`` honoured, hidden
+            folders and caches skipped).
+        mime: Parse every file as this MIME type instead of detecting it.
+        max_bytes: Skip larger files.
+
+    A file that cannot be read as a document is logged and kept in :attr:`skipped` with
+    its reason; it does not stop the walk.
     """
-    for found in iter_files([Path(p) for p in paths], max_bytes=max_bytes):
-        if found.skip:
-            yield _skipped(str(found.path), found.skip)
-            continue
-        try:
-            yield load_document(found.path, mime=mime)
-        except FissureError as exc:
-            yield _skipped(str(found.path), str(exc))
 
+    def __init__(
+        self,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        mime: str | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        self.paths = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+        self.mime = mime
+        self.max_bytes = max_bytes
+        self.skipped: list[Skipped] = []
 
-def _skipped(path: str, reason: str) -> Skipped:
-    log.warning("skipped %s: %s", path, reason)
-    return Skipped(path, reason)
+    def parsed(self) -> Iterator[Document]:
+        """Every readable file as a fissure Document, in walk order.
+
+        Raises:
+            InputError: A path does not exist.
+        """
+        self.skipped = []
+        for found in iter_files([Path(p) for p in self.paths], max_bytes=self.max_bytes):
+            reason = found.skip
+            if reason is None:
+                try:
+                    yield load_document(found.path, mime=self.mime)
+                    continue
+                except FissureError as exc:
+                    reason = str(exc)
+            log.warning("skipped %s: %s", found.path, reason)
+            self.skipped.append(Skipped(str(found.path), reason))
+
+    @staticmethod
+    def facts(document: Document) -> dict[str, Any]:
+        """The flat metadata every loaded document carries: ``mime``, and ``fallback``
+        when a coarser parser had to stand in."""
+        meta: dict[str, Any] = {"mime": document.mime}
+        if document.metadata.get("fallback"):
+            meta["fallback"] = str(document.metadata["fallback"])
+        return meta

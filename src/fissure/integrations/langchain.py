@@ -20,11 +20,10 @@ Each chunk is a ``Document`` whose ``id`` is fissure's content-addressed ``chunk
 from __future__ import annotations
 
 import copy
-import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from fissure.integrations._common import Skipped, chunk_fields, document_for, load_files, need
+from fissure.integrations._common import FileWalk, chunk_fields, document_for, need
 
 need("langchain_core", "langchain-core", "langchain")
 need("langchain_text_splitters", "langchain-text-splitters", "langchain")
@@ -38,7 +37,6 @@ from langchain_text_splitters import TextSplitter  # noqa: E402
 from fissure.chunker import Chunker  # noqa: E402
 from fissure.embed import Embedder, load_embedder  # noqa: E402
 from fissure.errors import ConfigError  # noqa: E402
-from fissure.source.files import DEFAULT_MAX_BYTES  # noqa: E402
 
 __all__ = ["FissureEmbeddings", "FissureLoader", "FissureTextSplitter"]
 
@@ -108,7 +106,7 @@ class FissureTextSplitter(TextSplitter):
         )
 
 
-class FissureLoader(BaseLoader):
+class FissureLoader(FileWalk, BaseLoader):
     """A document loader over fissure's format routing: Markdown, code, HTML, PDF, DOCX,
     notebooks, reStructuredText, JSON/YAML, CSV, plain text.
 
@@ -125,29 +123,11 @@ class FissureLoader(BaseLoader):
     :attr:`skipped` with its reason, and does not stop the load.
     """
 
-    def __init__(
-        self,
-        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-        *,
-        mime: str | None = None,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-    ) -> None:
-        self.paths = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-        self.mime = mime
-        self.max_bytes = max_bytes
-        self.skipped: list[Skipped] = []
-
     def lazy_load(self) -> Iterator[Document]:
         """Yield one ``Document`` per readable file, in walk order."""
-        self.skipped = []
-        for got in load_files(self.paths, self.mime, self.max_bytes):
-            if isinstance(got, Skipped):
-                self.skipped.append(got)
-                continue
-            meta: dict[str, Any] = {"source": got.source, "mime": got.mime}
-            if got.metadata.get("fallback"):
-                meta["fallback"] = str(got.metadata["fallback"])
-            yield Document(page_content=got.text, metadata=meta)
+        for got in self.parsed():
+            yield Document(page_content=got.text, metadata={"source": got.source,
+                                                            **self.facts(got)})  # fmt: skip
 
 
 class FissureEmbeddings(Embeddings):

@@ -22,17 +22,15 @@ set. Metadata is the document's plus ``line_start``, ``line_end``, ``headings``,
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from fissure.integrations._common import (
     BOOKKEEPING,
-    Skipped,
+    FileWalk,
     chunk_fields,
     document_for,
-    load_files,
     need,
 )
 
@@ -53,7 +51,6 @@ from llama_index.core.schema import (  # noqa: E402
 
 from fissure.chunker import Chunker  # noqa: E402
 from fissure.embed import Embedder, load_embedder  # noqa: E402
-from fissure.source.files import DEFAULT_MAX_BYTES  # noqa: E402
 
 __all__ = ["FissureEmbedding", "FissureNodeParser", "FissureReader"]
 
@@ -134,7 +131,7 @@ class FissureNodeParser(NodeParser):
         return nodes
 
 
-class FissureReader(BaseReader):
+class FissureReader(FileWalk, BaseReader):
     """A reader over fissure's format routing: Markdown, code, HTML, PDF, DOCX, notebooks,
     reStructuredText, JSON/YAML, CSV, plain text.
 
@@ -150,29 +147,11 @@ class FissureReader(BaseReader):
     reason and does not stop the load.
     """
 
-    def __init__(
-        self,
-        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-        *,
-        mime: str | None = None,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-    ) -> None:
-        self.paths = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-        self.mime = mime
-        self.max_bytes = max_bytes
-        self.skipped: list[Skipped] = []
-
     def lazy_load_data(self, *args: Any, **load_kwargs: Any) -> Iterator[Document]:
         """Yield one ``Document`` per readable file, in walk order."""
-        self.skipped = []
-        for got in load_files(self.paths, self.mime, self.max_bytes):
-            if isinstance(got, Skipped):
-                self.skipped.append(got)
-                continue
-            meta: dict[str, Any] = {"file_path": got.source, "file_name": Path(got.source).name,
-                                    "mime": got.mime}  # fmt: skip
-            if got.metadata.get("fallback"):
-                meta["fallback"] = str(got.metadata["fallback"])
+        for got in self.parsed():
+            meta = {"file_path": got.source, "file_name": Path(got.source).name,
+                    **self.facts(got)}  # fmt: skip
             yield Document(id_=got.source, text=got.text, metadata=meta,
                            excluded_embed_metadata_keys=list(_HIDDEN),
                            excluded_llm_metadata_keys=list(_HIDDEN))  # fmt: skip
