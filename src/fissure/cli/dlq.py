@@ -57,7 +57,10 @@ def retry(
         float | None, typer.Option(help="Per-document timeout (default: the last run's).")
     ] = None,
 ) -> None:
-    """Ingest the failed documents again, with the settings of their last run."""
+    """Ingest the failed documents again, with the settings of their last run.
+
+    Exit status: 0 all went in, 1 some failed again, 2 an error.
+    """
     from fissure.config import ChunkSettings
     from fissure.embed import load_embedder
     from fissure.ingest import Options, ingest, open_source
@@ -69,6 +72,7 @@ def retry(
     if not origins:
         err.print("nothing to retry")
         return
+    failed = False
     try:
         for origin in origins:
             spec, config, _ = runs[origin]
@@ -85,8 +89,11 @@ def retry(
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
                              force=force)  # fmt: skip
             print_summary(summary)
+            failed = failed or bool(summary.failures)
     except (FissureError, KeyError) as exc:
         fail(f"cannot retry: {exc}")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command("clear")

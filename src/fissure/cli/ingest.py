@@ -106,8 +106,11 @@ def ingest(
     PostgreSQL database that many runs share. With --engine ray, parsing and splitting run
     on a Ray actor pool (--workers actors; default the CPUs the embedding actors leave) and
     embedding on another (GPUs when the cluster has them); see docs/scale.md.
+
+    Exit status: 0 done, 1 done but some documents failed (they are dead letters), 2 an
+    error before the run (bad option, source or store; a missing dependency).
     """
-    from fissure.embed import load_embedder
+    from fissure.embed import lazy_embedder
     from fissure.ingest import Options, default_workers, open_source
     from fissure.ingest import ingest as run
 
@@ -126,7 +129,7 @@ def ingest(
         if engine not in ("local", "ray"):
             fail(f"--engine {engine!r}: use local or ray")
         found = open_source(source, cache_dir=cache_folder(store), max_bytes=max_bytes)
-        model = load_embedder(embedder)
+        model = lazy_embedder(embedder)  # the model loads only if a chunk needs a vector
         options = Options(
             settings=settings,
             workers=workers or default_workers(),
@@ -142,6 +145,8 @@ def ingest(
     except (FissureError, OSError) as exc:
         fail(str(exc))
     print_summary(summary)
+    if summary.failures:
+        raise typer.Exit(1)
 
 
 def _ray_engine(embedder: str, address: str | None, workers: int | None) -> Engine:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fissure.errors import ConfigError
+from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.manifest import FILENAME, Manifest, ManifestProtocol
 from fissure.store.protocol import Store
 
@@ -75,6 +75,12 @@ class LazyChroma:
     for importing and opening Chroma (seconds), which keeps no-change re-runs instant."""
 
     def __init__(self, folder: Path) -> None:
+        import importlib.util
+
+        # Found (not imported) now: a missing chromadb is one clear error before the run,
+        # not a dead letter per document when the first batch is written.
+        if importlib.util.find_spec("chromadb") is None:
+            raise MissingDependencyError("chromadb", purpose="the vector store")
         self.folder = folder
         self._store: Store | None = None
 
