@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, print_summary
-from fissure.cli.output import err, fail
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, print_summary
+from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -38,9 +38,11 @@ def list_(
     manifest.close()
     for f in failures:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(f.time))
-        typer.echo(f"{display(f.source)}\t{f.stage}\t{f.error_type}\t{when}\t{f.message}")
+        fields = (printable(f.stage), printable(f.error_type), when, printable(f.message))
+        typer.echo("\t".join((display(f.source), *fields)))
         if traceback and f.traceback:
-            typer.echo(f.traceback.rstrip())
+            for line in f.traceback.rstrip().split("\n"):
+                typer.echo(printable(line))
     err.print(f"{len(failures)} dead letters")
 
 

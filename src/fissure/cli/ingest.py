@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from fissure.cli.output import err, fail
+from fissure.cli.output import (
+    FollowOutsideLinks,
+    MaxBytes,
+    display,
+    err,
+    fail,
+    printable,
+)
 from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.source.files import DEFAULT_MAX_BYTES
@@ -75,7 +81,8 @@ def ingest(
         int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
     ] = None,
     memory_mb: Annotated[int, typer.Option(help="Address-space cap per worker, MiB.")] = 4096,
-    max_bytes: Annotated[int, typer.Option(help="Skip larger files.")] = DEFAULT_MAX_BYTES,
+    max_bytes: MaxBytes = DEFAULT_MAX_BYTES,
+    follow_outside_links: FollowOutsideLinks = False,
     export: Annotated[
         Path | None, typer.Option(help="Also write this run's chunks here as JSONL.")
     ] = None,
@@ -102,7 +109,8 @@ def ingest(
             dedup=dedup,
             embed_headings=embed_headings,
         )
-        found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
+        found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes,
+                            follow_outside_links=follow_outside_links)  # fmt: skip
         model = load_embedder(embedder)
         options = Options(
             settings=settings,
@@ -127,8 +135,8 @@ def print_summary(summary: object) -> None:
     assert isinstance(summary, Summary)
     s, t = summary, summary.timings
     err.print(
-        f"{s.origin}: {s.listed} files listed, {s.processed} chunked, {s.unchanged} unchanged, "
-        f"{s.removed} removed; {s.chunks} chunks embedded"
+        f"{printable(s.origin)}: {s.listed} files listed, {s.processed} chunked, "
+        f"{s.unchanged} unchanged, {s.removed} removed; {s.chunks} chunks embedded"
         + (f", {s.pieces} sentence pieces" if s.pieces else "")
         + (f", {s.duplicates} repeated chunks left out" if s.duplicates else "")
     )
@@ -144,15 +152,7 @@ def print_summary(summary: object) -> None:
     if s.failures:
         err.print(f"[bold red]{len(s.failures)} failed[/]; see `fissure dlq list`:", markup=True)
         for f in s.failures[:10]:
-            err.print(f"  {display(f.source)}: {f.stage}: {f.error_type}: {f.message}")
+            what = printable(f"{f.stage}: {f.error_type}: {f.message}")
+            err.print(f"  {display(f.source)}: {what}")
     else:
         err.print("0 failed")
-
-
-def display(source: str) -> str:
-    """A source as the user would write it: relative to the current folder when inside it."""
-    if source.startswith("/"):
-        here = os.getcwd()
-        if source.startswith(here.rstrip(os.sep) + os.sep):
-            return os.path.relpath(source, here)
-    return source

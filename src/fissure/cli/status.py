@@ -7,7 +7,7 @@ import time
 import typer
 
 from fissure.cli.ingest import DEFAULT_STORE, StoreOption
-from fissure.cli.output import fail
+from fissure.cli.output import fail, printable
 
 
 def status(store: StoreOption = DEFAULT_STORE) -> None:
@@ -21,7 +21,7 @@ def status(store: StoreOption = DEFAULT_STORE) -> None:
     try:
         runs = manifest.runs()
         model, dim = manifest.get_meta("model"), manifest.get_meta("dim")
-        typer.echo(f"store {store}: model {model}, dim {dim}")
+        typer.echo(printable(f"store {store}: model {model}, dim {dim}"))
         for origin, (spec, config, when) in runs.items():
             ok = failed = 0
             sizes: list[int] = []
@@ -33,7 +33,7 @@ def status(store: StoreOption = DEFAULT_STORE) -> None:
             settings = config.get("settings", {})
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
             typer.echo(
-                f"{spec}  (last run {stamp}; {settings.get('strategy')}, "
+                f"{printable(spec)}  (last run {stamp}; {settings.get('strategy')}, "
                 f"{settings.get('tokenizer')}, max {settings.get('max_tokens') or 'default'}; "
                 f"embedder {config.get('embedder') or '?'})"
             )

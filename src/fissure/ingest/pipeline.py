@@ -13,7 +13,7 @@ import os
 import statistics
 import time
 from collections.abc import Collection, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,6 +24,7 @@ from fissure.ingest.plan import Plan, fingerprint, make_plan
 from fissure.ingest.progress import Progress
 from fissure.ingest.workers import Outcome, Task, WorkerPool, plugin_modules
 from fissure.ingest.writer import Background, Timings, Writer
+from fissure.source.names import is_text, text_name
 from fissure.source.protocol import Item, Source
 from fissure.store.manifest import Failure, Manifest
 from fissure.store.protocol import Store
@@ -117,7 +118,7 @@ def ingest(
     try:
         if store is None:
             store = _LazyChroma(Path(store_dir) / "chroma")
-        _check_model(manifest, embedder, store_dir)
+        _check_model(manifest, embedder, store_dir, embedder_spec)
         _reconcile(store, manifest)
         stamp = fingerprint(opts.settings, embedder.model_id)
         plan, scanned = _plan(source, store, manifest, stamp, force)
@@ -153,7 +154,11 @@ class _LazyChroma:
         return getattr(self._store, name)
 
 
-def _check_model(manifest: Manifest, embedder: Embedder, folder: str | Path) -> None:
+def _check_model(
+    manifest: Manifest, embedder: Embedder, folder: str | Path, spec: str = ""
+) -> None:
+    """Refuse an embedder of another width; record the model (and how the user named it,
+    so that ``fissure query`` picks it even if this run dies before its run record)."""
     dim = manifest.get_meta("dim")
     if dim is None:
         manifest.set_meta("dim", str(embedder.dim))
@@ -166,6 +171,8 @@ def _check_model(manifest: Manifest, embedder: Embedder, folder: str | Path) -> 
         )
     else:
         manifest.set_meta("model", embedder.model_id)
+    if spec and manifest.get_meta("embedder") != spec:
+        manifest.set_meta("embedder", spec)
 
 
 def _plan(
@@ -173,7 +180,10 @@ def _plan(
 ) -> tuple[Plan, float]:
     """List the source, decide the work, and delete what vanished from it."""
     started = time.perf_counter()
-    items = list(source.scan())
+    # Ids go into SQLite, Chroma and JSON: a source that hands over a name with lone
+    # surrogates (a file name that is not UTF-8) gets its lossless text form instead.
+    items = [i if is_text(i.source) else replace(i, source=text_name(i.source))
+             for i in source.scan()]  # fmt: skip
     scanned = time.perf_counter() - started
     plan = make_plan(items, manifest.known(source.origin), stamp, force)
     if plan.removed:
@@ -212,7 +222,8 @@ def _run(
                       memory_mb=opts.memory_mb, plugins=plugin_modules(opts.plugins))  # fmt: skip
     try:
         with pool if readable else _nothing():
-            outcomes = pool.run(_tasks(source, readable, early, writer.timings)) if readable else ()
+            tasks = _tasks(source, readable, early, writer.timings, writer.digests)
+            outcomes = pool.run(tasks) if readable else ()
             for outcome in _merge(outcomes, early):
                 writer.timings.parse += outcome.seconds
                 if export is not None:
@@ -231,7 +242,11 @@ def _run(
 
 
 def _tasks(
-    source: Source, items: list[Item], early: list[Outcome], timings: Timings
+    source: Source,
+    items: list[Item],
+    early: list[Outcome],
+    timings: Timings,
+    digests: dict[str, str],
 ) -> Iterator[Task]:
     """Read each document; one that cannot be read becomes a failure, not an exception."""
     fetched = source.fetch(items)
@@ -247,6 +262,7 @@ def _tasks(
             early.append(Outcome(item.source, stage="fetch", error_type=type(data).__name__,
                                  message=message))  # fmt: skip
         else:
+            digests[item.source] = item.digest  # a source may hand back a newer hash
             yield Task(item.source, data)
 
 
