@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,16 +60,21 @@ def _walk(root: Path, **kw: object) -> dict[str, str | None]:
     }
 
 
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A folder outside pytest's tmp_path: pytest cleans those with shutil.rmtree, which
+    recurses once per level and would fail on a deep tree left by an interrupted test."""
+    folder = Path(tempfile.mkdtemp(prefix="fissure-walk-"))
+    yield folder
+    walk_cases.remove_tree(folder)
+
+
 @pytest.mark.parametrize("case", sorted(walk_cases.CASES))
-def test_hostile_entries_never_end_the_walk(tmp_path: Path, case: str) -> None:
-    root = tmp_path / "root"
+def test_hostile_entries_never_end_the_walk(scratch: Path, case: str) -> None:
+    root = scratch / "root"
     expect = walk_cases.CASES[case](root)
     started = time.monotonic()
-    try:
-        found = _walk(root)
-        _check_case(root, expect, found)
-    finally:
-        walk_cases.remove_tree(root)  # shutil.rmtree (pytest's clean-up) fails on "deep"
+    _check_case(root, expect, _walk(root))
     assert time.monotonic() - started < 20
 
 
@@ -134,15 +141,12 @@ def test_a_folder_only_reachable_by_a_link_is_walked_under_the_link(tmp_path: Pa
     assert _walk(root) == {"docs/a.md": None}
 
 
-def test_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
-    root = tmp_path / "root"
+def test_a_tree_deeper_than_the_recursion_limit(scratch: Path) -> None:
+    root = scratch / "root"
     walk_cases.build_deep(root, depth=sys.getrecursionlimit() + 200)
-    try:
-        found = _walk(root)
-        bottom = [n for n in found if n.endswith("bottom.md")]
-        assert len(bottom) == 1 and found[bottom[0]] is None
-    finally:
-        walk_cases.remove_tree(root)
+    found = _walk(root)
+    bottom = [n for n in found if n.endswith("bottom.md")]
+    assert len(bottom) == 1 and found[bottom[0]] is None
 
 
 def test_a_file_that_vanishes_or_turns_into_a_pipe_after_the_listing(tmp_path: Path) -> None:
@@ -243,8 +247,9 @@ def test_a_huge_or_odd_gitignore_is_cut_and_reported(tmp_path: Path) -> None:
 
 def test_too_many_rules_in_force_are_cut(tmp_path: Path) -> None:
     rules = "\n".join(f"*.x{i}" for i in range(files.MAX_IGNORE_RULES - 5))
-    _tree(tmp_path, {".gitignore": rules, "sub/.gitignore": "\n".join(
-        f"*.y{i}" for i in range(10)) + "\nlate.md\n", "sub/late.md": "", "sub/a.y1": ""})  # fmt: skip
+    deeper = "\n".join(f"*.y{i}" for i in range(10)) + "\nlate.md\n"
+    _tree(tmp_path, {".gitignore": rules, "sub/.gitignore": deeper, "sub/late.md": "",
+                     "sub/a.y1": ""})  # fmt: skip
     found = _walk(tmp_path)
     assert "only its first 5 apply" in found["sub/.gitignore"]
     assert found["sub/late.md"] is None and "sub/a.y1" not in found
