@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from fissure.cli import app
@@ -104,10 +105,8 @@ def test_query_works_on_a_store_whose_first_run_was_killed(tmp_path: Path) -> No
     (root / "third.md").write_text("# Third\n\nA third document, never reached.\n")
     store = tmp_path / "store"
     opts = Options(settings=SETTINGS, workers=1, timeout=20, batch_chunks=1)
-    try:
+    with pytest.raises(KeyboardInterrupt):
         ingest(_Killed(root), store, load_embedder("hashing"), opts, embedder_spec="hashing")
-    except KeyboardInterrupt:
-        pass
     manifest = Manifest(store)
     try:
         assert manifest.runs() == {}  # no run record: the run never finished
