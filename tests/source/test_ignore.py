@@ -22,8 +22,11 @@ _paths = st.lists(_names, min_size=1, max_size=4)
 
 
 def _pattern(negated: bool, lead: bool, segments: list[str], trail: bool) -> str:
-    return ("!" if negated else "") + ("/" if lead else "") + "/".join(segments) + (
-        "/" if trail else ""
+    return (
+        ("!" if negated else "")
+        + ("/" if lead else "")
+        + "/".join(segments)
+        + ("/" if trail else "")
     )
 
 

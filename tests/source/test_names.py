@@ -13,9 +13,9 @@ from fissure.source.names import is_text, path_bytes, path_name, printable, text
 
 # Absolute paths of arbitrary bytes (no NUL; "/" only as separators, never doubled).
 _segment = st.binary(min_size=1, max_size=12).map(lambda b: b.replace(b"\0", b"x"))
-_paths = st.lists(
-    _segment.map(lambda b: b.replace(b"/", b"_")), min_size=1, max_size=4
-).map(lambda parts: b"/" + b"/".join(parts))
+_paths = st.lists(_segment.map(lambda b: b.replace(b"/", b"_")), min_size=1, max_size=4).map(
+    lambda parts: b"/" + b"/".join(parts)
+)
 
 
 @given(_paths)
