@@ -54,8 +54,7 @@ def test_agrees_with_pathspec_on_ordinary_patterns(patterns: list[str], parts: l
     # pathspec differs from git on negations and on "dir/**/" folder-only patterns (see
     # the git test below), so those are left to git.
     patterns = [p for p in patterns if not (p.endswith("/") and "**" in p)] or ["a"]
-    import pathspec
-
+    pathspec = pytest.importorskip("pathspec")  # a dev dependency, the reference here
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         spec = pathspec.GitIgnoreSpec.from_lines(patterns, backend="simple")
