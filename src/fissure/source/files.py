@@ -164,7 +164,7 @@ class _Walk:
             try:
                 found = self._entry(entry, folder, parts, rules)
             except OSError as exc:  # the entry changed or vanished while we looked
-                found = self._skip(entry.path, f"cannot read it: {why(exc)}")
+                found = self._skip(entry.path, unreadable(entry.path, exc))
             if isinstance(found, _Folder):
                 subfolders.append(found)
             elif found is not None:

@@ -158,8 +158,8 @@ class Manifest:
             self._conn.executemany(
                 "INSERT INTO failures (source, origin, stage, error_type, message, traceback, "
                 "time) VALUES (?,?,?,?,?,?,?)",
-                [(f.source, f.origin, f.stage, f.error_type, f.message, f.traceback, f.time)
-                 for f in failures],
+                [(f.source, f.origin, _text(f.stage), _text(f.error_type), _text(f.message),
+                  _text(f.traceback), f.time) for f in failures],
             )  # fmt: skip
             self._conn.executemany("DELETE FROM pending WHERE source = ?", sources)
 
@@ -238,3 +238,13 @@ class Manifest:
     def _read(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._conn.execute(sql, args).fetchall()
+
+
+def _text(value: str) -> str:
+    """Free text storable as UTF-8: a message may quote a name or a document with lone
+    surrogates, which SQLite refuses; they are written as ``\\udcff`` escapes instead."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
