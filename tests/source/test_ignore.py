@@ -61,7 +61,7 @@ def test_agrees_with_pathspec_on_ordinary_patterns(patterns: list[str], parts: l
     assert excluded(IgnoreRules.from_lines(patterns), parts) == spec.match_file("/".join(parts))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(
     st.lists(st.sampled_from(["a", "b", "*", "?", "[ab]", "[!a]", "[a-b]"]), min_size=1,
              max_size=8).map("".join),
@@ -73,7 +73,7 @@ def test_one_name_matches_as_fnmatch_does(pattern: str, name: str) -> None:
     assert (rules.decide([name], False) is True) == fnmatch.fnmatchcase(name, pattern)
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(_patterns(negation=True), min_size=1, max_size=6), _paths, st.booleans())
 def test_the_last_matching_rule_decides(patterns: list[str], parts: list[str], is_dir: bool):
     # The rules are looked up by name where they can be: same answer as trying every one.
