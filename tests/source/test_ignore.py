@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fissure.source.ignore import IgnoreRules
@@ -63,10 +63,13 @@ def test_agrees_with_pathspec_on_ordinary_patterns(patterns: list[str], parts: l
 
 @settings(max_examples=800, deadline=None)
 @given(
-    st.lists(st.sampled_from(["a", "b", "*", "?", "[ab]", "[!a]", "[a-b]"]), min_size=1,
-             max_size=8).map("".join),
+    st.lists(st.sampled_from(["a", "b", "ab", "ba", "*", "?", "[ab]", "[!a]", "[a-b]"]),
+             min_size=1, max_size=8).map("".join),
     st.text("abc", min_size=1, max_size=9),
 )  # fmt: skip
+@example("*ab*ba*", "aba")  # pieces between stars must not overlap
+@example("*a?*?a*", "aaa")
+@example("a*a", "a")  # nor head and tail
 def test_one_name_matches_as_fnmatch_does(pattern: str, name: str) -> None:
     # Within one name gitignore's wildcards are fnmatch's; fnmatch's regex is the oracle.
     rules = IgnoreRules.from_lines([pattern])
