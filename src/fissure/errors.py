@@ -22,3 +22,8 @@ class MissingDependencyError(FissureError, ImportError):
         target = f"'fissure[{extra}]'" if extra else package
         why = f" for {purpose}" if purpose else ""
         super().__init__(f"{package} is needed{why}: pip install {target}")
+
+
+class StoreError(FissureError):
+    """The store's database cannot be reached or refused a write; the message says which
+    server (without its password) and what it answered."""

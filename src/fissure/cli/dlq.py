@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, print_summary
+from fissure.cli.ingest import (
+    DEFAULT_STORE,
+    StoreOption,
+    cache_folder,
+    open_existing,
+    print_summary,
+)
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
-    from fissure.store import Manifest
+    from fissure.store.manifest import ManifestProtocol
 
 app = typer.Typer(help="The dead-letter queue: documents that failed, and why.",
                   no_args_is_help=True)  # fmt: skip
 
 
-def _manifest(store: Path) -> Manifest:
-    from fissure.store import Manifest
+def _manifest(store: str) -> ManifestProtocol:
+    from fissure.store.open import close_store
 
-    if not (store / "manifest.sqlite3").is_file():
-        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
-    return Manifest(store)
+    found, manifest = open_existing(store)
+    close_store(found)
+    return manifest
 
 
 @app.command("list")
@@ -75,7 +80,7 @@ def retry(
                               timeout=timeout or config.get("timeout", 120.0),
                               memory_mb=config.get("memory_mb"))  # fmt: skip
             force = {f.source for f in failures if f.origin == origin}
-            source = open_source(spec, cache_dir=store / "http-cache")
+            source = open_source(spec, cache_dir=cache_folder(store))
             model = load_embedder(config.get("embedder") or "minilm")
             named = config.get("embedder") or "minilm"
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,

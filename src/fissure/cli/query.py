@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 
@@ -33,17 +33,15 @@ def query(
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet."""
     from fissure.embed import load_embedder
-    from fissure.store import ChromaStore, Manifest
+    from fissure.store.open import close_store
 
     if k < 1:
         fail("-k must be at least 1")
     if sub_weight is not None and not 0 <= sub_weight <= 1:
         fail("--sub-weight must be within 0..1")
-    if not (store / "manifest.sqlite3").is_file():
-        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
+    filters = _filters(where or [])
+    found, manifest = open_existing(store)
     try:
-        filters = _filters(where or [])
-        manifest = Manifest(store)
         try:
             spec = embedder or _embedder_of(manifest)
             built_with = manifest.get_meta("model")
@@ -52,13 +50,15 @@ def query(
         model = load_embedder(spec)
         if built_with and built_with != model.model_id:
             fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
-        chroma = ChromaStore(store / "chroma")
-        if sub_weight is not None and chroma.count() and not chroma.count_pieces():
+        pieces = getattr(found, "count_pieces", lambda: 1)
+        if sub_weight is not None and found.count() and not pieces():
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
-        hits = chroma.query(model.embed([text])[0], k, filters, sub_weight=sub_weight)
+        hits = found.query(model.embed([text])[0], k, filters, sub_weight=sub_weight)
     except FissureError as exc:
         fail(str(exc))
+    finally:
+        close_store(found)
     if not hits:
         typer.echo("no results")
     for hit in hits:

@@ -6,22 +6,23 @@ import time
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption
-from fissure.cli.output import fail, printable
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
+from fissure.cli.output import printable
 
 
 def status(store: StoreOption = DEFAULT_STORE) -> None:
     """Documents, chunks, failures and settings of each source in the store."""
     from fissure.ingest.pipeline import token_stats
-    from fissure.store import Manifest
+    from fissure.store.open import close_store, is_database
+    from fissure.store.pg_schema import redact
 
-    if not (store / "manifest.sqlite3").is_file():
-        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
-    manifest = Manifest(store)
+    found, manifest = open_existing(store)
+    close_store(found)
+    name = redact(store) if is_database(store) else store
     try:
         runs = manifest.runs()
         model, dim = manifest.get_meta("model"), manifest.get_meta("dim")
-        typer.echo(printable(f"store {store}: model {model}, dim {dim}"))
+        typer.echo(printable(f"store {name}: model {model}, dim {dim}"))
         for origin, (spec, config, when) in runs.items():
             ok = failed = 0
             sizes: list[int] = []
@@ -43,8 +44,8 @@ def status(store: StoreOption = DEFAULT_STORE) -> None:
             )
         pending = manifest.pending()
         if pending:
-            typer.echo(f"{len(pending)} documents half-written by an interrupted run "
-                       "(the next ingest redoes them)")  # fmt: skip
+            typer.echo(f"{len(pending)} documents being written, or half-written by an "
+                       "interrupted run (the next ingest redoes those)")  # fmt: skip
         typer.echo(f"dead letters: {len(manifest.failures())}")
     finally:
         manifest.close()
