@@ -79,7 +79,12 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One dead letter: which document failed, at which stage, and why."""
+    """One dead letter: which document failed, at which stage, and why.
+
+    Its text is always storable: a message may quote a name or a piece of a document with
+    lone surrogates or NUL characters, which SQLite and PostgreSQL refuse (and a refused
+    commit would end the run); those are kept as ``\\udce9`` / ``\\x00`` escapes.
+    """
 
     source: str
     origin: str
@@ -88,6 +93,12 @@ class Failure:
     message: str
     traceback: str = ""
     time: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        for name in ("stage", "error_type", "message", "traceback"):
+            value = getattr(self, name)
+            if not _storable(value):
+                object.__setattr__(self, name, _escaped(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,8 +249,8 @@ class Manifest:
             self._conn.executemany(
                 "INSERT INTO failures (source, origin, stage, error_type, message, traceback, "
                 "time) VALUES (?,?,?,?,?,?,?)",
-                [(f.source, f.origin, _text(f.stage), _text(f.error_type), _text(f.message),
-                  _text(f.traceback), f.time) for f in failures],
+                [(f.source, f.origin, f.stage, f.error_type, f.message, f.traceback, f.time)
+                 for f in failures],
             )  # fmt: skip
             self._conn.executemany("DELETE FROM pending WHERE source = ?", sources)
 
@@ -320,11 +331,15 @@ class Manifest:
             return self._conn.execute(sql, args).fetchall()
 
 
-def _text(value: str) -> str:
-    """Free text storable as UTF-8: a message may quote a name or a document with lone
-    surrogates, which SQLite refuses; they are written as ``\\udcff`` escapes instead."""
+def _storable(value: str) -> bool:
+    if "\x00" in value:
+        return False
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
+        return False
+    return True
+
+
+def _escaped(value: str) -> str:
+    return value.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
