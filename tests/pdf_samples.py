@@ -30,7 +30,8 @@ def paragraph(page: Page, y: float, lines: list[str], *, size: float = BODY) -> 
 
 
 def ruled_table(page: Page, y: float, rows: list[list[str]], xs: list[float]) -> float:
-    """A grid: a rule above and below every row and at every column edge."""
+    """A grid: a rule above and below every row and at every column edge (``xs``: where
+    each column's text starts, and then the right edge)."""
     height = 18
     top = y + 12
     bottom = top - height * len(rows)
@@ -119,7 +120,7 @@ def handbook(*, outline: bool = True) -> bytes:
     y = paragraph(p, 650, ["Staff numbers per region are kept in a plain table."])
     y = unruled_table(p, y - 6, UNRULED_ROWS, [LEFT, LEFT + 160, LEFT + 300])
     p.text(LEFT, y, "Table 2: Staff by region", size=10)
-    paragraph(p, y - 30, ["The south gained two offices this year."])
+    paragraph(p, y - 30, ["The south gained two offices this year.", "Odd\xa0spacing\xa0 here."])
     # Page 4: two columns, drawn line by line across the page.
     p = pdf.page()
     footer(p, 4, total)
@@ -134,7 +135,7 @@ def handbook(*, outline: bool = True) -> bytes:
         pdf.bookmark("1.1 Scope", page=0, y=640, level=1)
         pdf.bookmark("2 Usage", page=1, y=720)
         pdf.bookmark("2.1 Parsing the reports of every region", page=2, y=720, level=1)
-        pdf.bookmark("2.2 Unprinted part", page=2, y=520, level=1)  # no such line
+        pdf.bookmark("2.2 Unprinted part", page=2, y=530, level=1)  # no such line
         pdf.bookmark("3 Survey notes", page=3, y=720)
     return pdf.to_bytes()
 
@@ -155,18 +156,24 @@ def columns_page(*, interleaved: bool) -> bytes:
     return pdf.to_bytes()
 
 
-def long_table(rows: int, *, ruled: bool, pages: int = 1) -> tuple[bytes, list[list[str]]]:
-    """A titled table of ``rows`` body rows (over ``pages`` pages), for chunking tests."""
+def long_table(
+    rows: int, *, ruled: bool, pages: int = 1, continued: bool = False
+) -> tuple[bytes, list[list[str]]]:
+    """A titled table of ``rows`` body rows over ``pages`` pages, for chunking tests: a
+    table with its own caption on each page, or, ``continued``, one table whose caption is
+    on the first page only and whose header row is repeated on every page."""
     header = ["Region", "Quarter", "Revenue", "Cost"]
     body = [[f"R{k:03d}", f"Q{k % 4 + 1}", f"{k % 9 + 1}.{k % 7}", f"{k % 5 + 2}.{k % 3}"]
             for k in range(rows)]  # fmt: skip
-    xs = [LEFT + 6, LEFT + 126, LEFT + 246, LEFT + 366]
+    xs = [LEFT + 6, LEFT + 96, LEFT + 186, LEFT + 276, LEFT + 366]  # the last: the right edge
     pdf = Pdf()
     per_page = -(-rows // pages)
     for n in range(pages):
         p = pdf.page()
         chunk = body[n * per_page : (n + 1) * per_page]
-        p.text(LEFT, 720, f"Table 3: Figures by region, part {n + 1}", size=10)
+        if not continued or n == 0:
+            title = "Table 3: Figures by region" + ("" if continued else f", part {n + 1}")
+            p.text(LEFT, 720, title, size=10)
         draw = ruled_table if ruled else unruled_table
         draw(p, 690, [header, *chunk], xs)
     return pdf.to_bytes(), [header, *body]

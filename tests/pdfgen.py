@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import io
+import zlib
 from dataclasses import dataclass, field
 
 FONTS = {
@@ -46,7 +47,7 @@ class Page:
     """One page's content stream, built by calls in drawing order."""
 
     ops: list[bytes] = field(default_factory=list)
-    image: tuple[bytes, int, int] | None = None  # raw RGB bytes, width, height (a scan)
+    image: tuple[bytes, int, int] | None = None  # deflated grey pixels, width, height
 
     def text(self, x: float, y: float, text: str, *, font: str = "regular", size: float = 11):
         """Draw one run of text with its baseline starting at ``(x, y)``."""
@@ -98,10 +99,10 @@ class Pdf:
         self.pages.append(Page())
         return self.pages[-1]
 
-    def scan(self, rgb: bytes, width: int, height: int) -> None:
-        """A page that is one image covering the page, as a scanner makes it."""
+    def scan(self, gray: bytes, width: int, height: int) -> None:
+        """A page that is one 8-bit grey image covering the page, as a scanner makes it."""
         page = self.page()
-        page.image = (rgb, width, height)
+        page.image = (zlib.compress(gray), width, height)
 
     def bookmark(self, title: str, *, page: int, y: float, level: int = 0) -> None:
         """An outline entry (``level`` 0 is top-level) pointing at ``y`` on ``page``."""
@@ -130,13 +131,13 @@ class Pdf:
             stream = b"\n".join(page.ops)
             xobject = b""
             if page.image is not None:
-                rgb, w, h = page.image
+                pixels, w, h = page.image
                 image_id, next_id = next_id, next_id + 1
                 objects[image_id] = (
                     b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace "
-                    b"/DeviceRGB /BitsPerComponent 8 /Length %d >>\nstream\n"
-                    % (w, h, len(rgb))
-                    + rgb
+                    b"/DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>"
+                    b"\nstream\n" % (w, h, len(pixels))
+                    + pixels
                     + b"\nendstream"
                 )
                 xobject = b" /XObject << /Im1 %d 0 R >>" % image_id

@@ -126,9 +126,22 @@ class Chunker:
 
         def reserve(position: int) -> int:
             *_, context, pinned = place(position, position + 1, {})
+            if context and pinned:
+                context = self._table_context(context)
             return count(context + "\n") if context and (prepend or pinned) else 0
 
         return reserve
+
+    def _table_context(self, context: str) -> str:
+        """A table chunk's context (breadcrumb, then header row) that takes at most half
+        the budget: whole, else the breadcrumb's last title (the table's) and the header
+        row, else the header row alone (still dropped later if even that is too long)."""
+        half = (self.settings.budget - self.settings.overlap_tokens) // 2
+        crumb, _, header = context.rpartition("\n")
+        for candidate in (context, f"{crumb.rpartition(' › ')[2]}\n{header}", header):
+            if candidate.strip() and self.sizer.count(candidate + "\n") <= half:
+                return candidate.strip("\n")
+        return context
 
     def _placer(self, document: Document) -> _Placer | None:
         """Where chunks sit in the document's Block tree; table headers are carried only
@@ -191,6 +204,8 @@ class Chunker:
             if fallback:
                 meta["fallback"] = fallback
             headings, entity, page, cell, context, pinned = place(s, e, meta) if place else plain
+            if context and pinned:
+                context = self._table_context(context)
             size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
             if context and (pinned or self.settings.prepend_context):
                 extra = self.sizer.count(context + "\n")

@@ -113,8 +113,8 @@ def assert_table_chunks(
         continues = table_start < c.start < table_end and c.start >= rows[1][0]
         if not continues:
             continue
-        assert c.context is not None and c.context.endswith("\n" + header_line), c.context
-        if title:
+        assert c.context is not None and c.context.endswith(header_line), c.context
+        if title and c.context != header_line:  # the header alone: all that fits half
             assert title in c.context
         if "context_tokens" in c.metadata:
             assert c.n_tokens + c.metadata["context_tokens"] <= budget
@@ -122,7 +122,8 @@ def assert_table_chunks(
         else:  # only a row that alone fills the budget goes without its context
             assert c.metadata["context_dropped"], c.metadata
             assert c.n_tokens + count(c.context + "\n") > budget
-    (table,) = tables(document.blocks)  # with its caption, where the format has one
+    # The table block (with its caption, where the format has one) holding these rows.
+    table = next(t for t in tables(document.blocks) if t.start <= rows[0][0] < t.end)
     if count(document.text[table.start : table.end]) <= budget:
         assert any(c.start <= table.start and table.end <= c.end for c in chunks)
     return chunks

@@ -19,45 +19,21 @@ carries ``metadata["page"]`` (1-based). A page pdfium cannot read is skipped and
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any
 
 from fissure.errors import InputError
 from fissure.parse import pdf_ocr
-from fissure.parse.outline import LINE_GAP, Outline
 from fissure.parse.pdf_headings import apply_outline, find_headings, read_outline
-from fissure.parse.pdf_layout import HYPHEN, Line, page_lines, reading_order
-from fissure.parse.pdf_tables import Table, aligned_runs, graphics, place, tables_on
-from fissure.parse.pdf_text import Hyphens, char_unit, line_text, mark_furniture
+from fissure.parse.pdf_layout import Line, page_lines, reading_order
+from fissure.parse.pdf_tables import aligned_runs, graphics, place, tables_on
+from fissure.parse.pdf_text import mark_furniture
+from fissure.parse.pdf_write import PAGE_SEPARATOR, PdfLevel, write
 from fissure.types import Document
 
 __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
 
-PAGE_SEPARATOR = "\n\f\n"
-
-
-class PdfLevel(IntEnum):
-    """Rank of the boundary in front of a PDF block; lower is stronger."""
-
-    H1 = 1
-    H2 = 2
-    H3 = 3
-    H4 = 4
-    H5 = 5
-    H6 = 6
-    H7 = 7
-    H8 = 8
-    H9 = 9
-    BLOCK = 10  # paragraph, code, table, caption
-    ROW = 11  # table row
-
-
-_GAP_FACTOR = 1.4  # a line step this many times the page's usual one starts a paragraph
-_SIZE_CHANGE = 0.15
 _SCAN_SHARE = 0.3  # a page without text whose images cover this much of it is a scan
-_BULLET = re.compile(r"[•◦▪●∙‣⁃■□➢►✓]")
 
 
 @dataclass
@@ -119,7 +95,7 @@ def parse(
         metadata["headings"] = "outline"
     elif find_headings(pages.lines):
         metadata["headings"] = "layout"
-    text, blocks = _write(pages.lines)
+    text, blocks = write(pages.lines)
     if found:
         metadata["tables"] = found
     if furniture:
@@ -221,95 +197,3 @@ def _find_tables(data: bytes, pages: _Pages) -> int:
     if plumber is not None:
         plumber.close()
     return found
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-def _write(pages: list[list[Line]]) -> tuple[str, tuple[Any, ...]]:
-    """The document text and its blocks, from every page's lines in reading order."""
-    out = Outline()
-    hyphens = Hyphens(pages)
-    for number, lines in enumerate(pages, start=1):
-        if number > 1:
-            out.request_gap(PAGE_SEPARATOR)
-        meta = {"page": number}
-        step = _usual_step(lines)
-        paragraph: list[Line] = []
-        for line in lines:
-            if line.role in ("furniture", "covered", "merged"):
-                continue
-            if paragraph and (
-                line.role != "text" or line.opens or _breaks(paragraph[-1], line, step)
-            ):
-                _paragraph(out, paragraph, hyphens, meta)
-                paragraph = []
-            for depth, title in line.opens:
-                out.heading(depth, title, level=min(depth, 9), metadata=meta, text="")
-            if line.role == "heading":
-                printed = " ".join(ln.text for ln in [line, *line.merged])
-                title = line.title or printed
-                out.heading(line.depth, title, level=min(line.depth, 9), metadata=meta,
-                            text=printed)  # fmt: skip
-            elif line.role == "table":
-                _table(out, line.table, meta)
-            else:
-                paragraph.append(line)
-        if paragraph:
-            _paragraph(out, paragraph, hyphens, meta)
-    return out.finish()
-
-
-def _usual_step(lines: list[Line]) -> float:
-    """The page's usual distance from one line's top to the next's (lower quartile: on a
-    page of short paragraphs most steps are paragraph gaps)."""
-    steps = [
-        b.top - a.top
-        for a, b in zip(lines, lines[1:], strict=False)
-        if a.role == b.role == "text" and 0 < b.top - a.top < 3 * max(a.size, 1.0)
-    ]
-    return sorted(steps)[len(steps) // 4] if len(steps) >= 2 else 0.0
-
-
-def _breaks(a: Line, b: Line, step: float) -> bool:
-    """Whether line ``b`` starts a new paragraph after line ``a``."""
-    if b.starts or a.page != b.page or a.mono != b.mono:
-        return True
-    moved = b.top - a.top
-    if moved <= 0 or (step and moved > _GAP_FACTOR * step):
-        return True
-    if abs(a.size - b.size) > _SIZE_CHANGE * max(a.size, b.size):
-        return True
-    return _BULLET.match(b.words[0].text) is not None
-
-
-def _paragraph(out: Outline, lines: list[Line], hyphens: Hyphens, meta: dict[str, int]) -> None:
-    if lines[0].mono:
-        unit, left = char_unit(lines), min(ln.x0 for ln in lines)
-        text = "\n".join(line_text(ln, unit, left).rstrip() for ln in lines)
-        out.leaf("code", text, level=PdfLevel.BLOCK, metadata={**meta, "lang": None})
-        return
-    words = [[w.text for w in ln.words] for ln in lines]
-    for k in range(len(words) - 1):
-        if words[k] and words[k + 1] and _hyphenated(words[k][-1], words[k + 1][0]):
-            words[k][-1] = hyphens.join(words[k][-1], words[k + 1][0])
-            words[k + 1] = words[k + 1][1:]
-    text = "\n".join(" ".join(ws) for ws in words if ws).replace(HYPHEN, "-")
-    out.leaf("paragraph", text, level=PdfLevel.BLOCK, metadata=meta)
-
-
-def _hyphenated(last: str, first: str) -> bool:
-    """Whether a line ends in a hyphen that joins its last word to the next line's."""
-    if last.endswith(HYPHEN):
-        return True
-    return len(last) > 1 and last[-1] == "-" and last[-2].isalpha() and first[:1].islower()
-
-
-def _table(out: Outline, table: Table, meta: dict[str, int]) -> None:
-    out.open("table", level=PdfLevel.BLOCK, title=table.title, metadata=meta)
-    if table.title:
-        out.leaf("caption", table.title, level=PdfLevel.BLOCK, metadata=meta)
-    for k, row in enumerate(table.rows):
-        row_meta = {**meta, "header": True} if k < table.header else meta
-        out.leaf("row", " | ".join(row), level=PdfLevel.ROW, metadata=row_meta, gap=LINE_GAP)
-    out.close()

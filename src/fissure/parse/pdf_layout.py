@@ -73,6 +73,7 @@ class Line:
         bold: The line's first and last words are in a bold font.
         mono: Its first word is in a monospaced font.
         starts: The line begins a new paragraph whatever the spacing says (OCR knows).
+        ocr: Read by OCR: its size is its letters' height, which varies more.
         role: What the line turned out to be: ``text``, ``furniture`` (a running header,
             footer or page number), ``heading`` or ``table``.
     """
@@ -83,6 +84,7 @@ class Line:
     bold: bool = False
     mono: bool = False
     starts: bool = False
+    ocr: bool = False
     role: str = "text"
     depth: int = 0  # for headings: 1 = top level
     title: str | None = None  # for headings found in the outline: the outline's title
@@ -246,7 +248,7 @@ def _line(words: list[Word], fonts: list[int], boxes: _Boxes, number: int) -> Li
 
 _MIN_SIDE = 3  # lines on each side of a gutter for the page to have two columns
 _MIN_CHARS = 15  # average characters per line on each side: text, not a table's cells
-_EDGE = 0.06  # share of the page height at top and bottom that holds running lines
+_EDGE = 0.035  # share of the page height at top and bottom that holds only running lines
 
 
 def reading_order(lines: list[Line], width: float, height: float) -> list[Line]:
@@ -254,7 +256,7 @@ def reading_order(lines: list[Line], width: float, height: float) -> list[Line]:
 
     A gutter is a vertical band in the middle of the page that no line's text crosses,
     with at least three lines of text on either side. Lines that span it (a title, a wide
-    table) and lines at the very top and bottom (running headers) cut the page into
+    table), running headers and footers and lines at the very top and bottom cut it into
     bands; within a band with lines on both sides the left column is read before the
     right one, and a line that pdfium joined across the gutter is split there. Elsewhere
     pdfium's order stands.
@@ -266,8 +268,8 @@ def reading_order(lines: list[Line], width: float, height: float) -> list[Line]:
     ordered: list[Line] = []
     band: list[Line] = []
     for line in sorted(lines, key=lambda ln: ln.top):
-        edge = line.top < _EDGE * height or line.bottom > (1 - _EDGE) * height
-        if edge or any(a < gutter < b for a, b in _covered(line)):
+        edge = line.bottom < _EDGE * height or line.top > (1 - _EDGE) * height
+        if edge or line.role == "furniture" or any(a < gutter < b for a, b in _covered(line)):
             ordered += _band(band, gutter, order)
             ordered.append(line)
             band = []
@@ -338,4 +340,4 @@ def _chars(lines: list[Line], x: float, left: bool) -> float:
 
 
 def _part(line: Line, words: list[Word]) -> Line:
-    return Line(words, line.page, line.size, line.bold, line.mono, line.starts, line.role)
+    return Line(words, line.page, line.size, line.bold, line.mono, line.starts, line.ocr, line.role)

@@ -4,7 +4,8 @@ Optional: it needs the ``tesseract`` program (Debian: ``apt-get install tesserac
 ``scripts/install-tesseract.sh`` does it for the tests) and ``pytesseract`` (``pip install
 'fissure[ocr]'``). Without them a PDF with scanned pages is refused with an error that says
 "needs OCR" and how to install it, so it lands in the dead-letter queue and can be retried
-once OCR is there, rather than losing those pages quietly.
+once OCR is there, rather than losing those pages quietly. ``FISSURE_OCR=off`` does the
+same on purpose; ``FISSURE_OCR_LANG`` names Tesseract's languages (default ``eng``).
 
 The page is rendered by pdfium at 300 dpi (less for a page so large that the image would
 pass 40 megapixels) and Tesseract's words become the same :class:`Line`\\s as a text page's;
@@ -32,7 +33,10 @@ _LANG = os.environ.get("FISSURE_OCR_LANG", "eng")
 
 @cache
 def missing() -> str | None:
-    """Why OCR cannot run here, or ``None`` when it can."""
+    """Why OCR cannot run here, or ``None`` when it can (``FISSURE_OCR=off`` turns it
+    off, say to keep a run fast and send scans to the dead-letter queue instead)."""
+    if os.environ.get("FISSURE_OCR", "").lower() in ("off", "0", "no", "false"):
+        return "OCR is turned off (FISSURE_OCR=off)"
     try:
         import pytesseract
     except ImportError:
@@ -59,7 +63,7 @@ def ocr_lines(page: Any, number: int) -> list[Line]:
     data = pytesseract.image_to_data(image, lang=_LANG, output_type=pytesseract.Output.DICT)
     lines: list[Line] = []
     key: tuple[int, int, int] | None = None
-    paragraph: tuple[int, int] | None = None
+    block: int | None = None
     for k, raw in enumerate(data["text"]):
         text = clean(raw or "")
         if not text.strip() or float(data["conf"][k]) < 0:
@@ -68,14 +72,14 @@ def ocr_lines(page: Any, number: int) -> list[Line]:
         word = Word(text, x0, x0 + data["width"][k] / scale, top, top + data["height"][k] / scale)
         here = (data["block_num"][k], data["par_num"][k], data["line_num"][k])
         if here != key:
-            starts = here[:2] != paragraph
-            lines.append(Line([word], number, 0.0, starts=starts))
-            key, paragraph = here, here[:2]
+            # A new block of Tesseract's starts a paragraph; its own paragraphs are less
+            # sure than the line spacing, which decides the rest as on a text page.
+            lines.append(Line([word], number, 0.0, starts=here[0] != block, ocr=True))
+            key, block = here, here[0]
         else:
             lines[-1].words.append(word)
     for line in lines:
-        heights = sorted(w.bottom - w.top for w in line.words)
-        line.size = heights[len(heights) // 2]
+        line.size = max(w.bottom - w.top for w in line.words)
         last = line.words[-1]
         if len(last.text) > 1 and last.text.endswith("-") and last.text[-2].isalpha():
             last.text = last.text[:-1] + HYPHEN  # Tesseract keeps a line-end hyphen as is

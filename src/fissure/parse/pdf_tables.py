@@ -300,10 +300,11 @@ def _numbered_lines(rows: list[tuple[list[str], bool]]) -> bool:
 def place(lines: list[Line], tables: list[Table]) -> None:
     """Put each table in the flow of ``lines``: the first line inside its box becomes the
     table (``role = "table"``), the others inside leave the text; a caption next to it
-    becomes its title."""
+    becomes its title. A table whose rows run on outside its box (a column the finder
+    missed) is dropped and its lines stay text: better plain text than a cut table."""
     for table in tables:
-        inside = [ln for ln in lines if ln.role == "text" and _within(ln, table)]
-        if not inside:
+        inside = [ln for ln in lines if ln.role == "text" and _across(ln, table)]
+        if not inside or any(_sticks_out(ln, table) for ln in inside):
             continue
         table.title = _caption(lines, table, inside)
         inside[0].role, inside[0].table = "table", table
@@ -311,10 +312,15 @@ def place(lines: list[Line], tables: list[Table]) -> None:
             line.role = "covered"
 
 
-def _within(line: Line, table: Table) -> bool:
+def _across(line: Line, table: Table) -> bool:
+    """Whether the line sits in the table's rows and overlaps its columns."""
     middle = (line.top + line.bottom) / 2
-    return table.top - 1 <= middle <= table.bottom + 1 and line.x0 >= table.x0 - 2 and (
-        line.x1 <= table.x1 + 2)  # fmt: skip
+    within = table.top - 1 <= middle <= table.bottom + 1
+    return within and line.x1 > table.x0 and line.x0 < table.x1
+
+
+def _sticks_out(line: Line, table: Table) -> bool:
+    return any(w.x0 < table.x0 - _SNAP or w.x1 > table.x1 + _SNAP for w in line.words)
 
 
 def _caption(lines: list[Line], table: Table, inside: list[Line]) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
 
 __all__ = ["Hyphens", "char_unit", "line_text", "mark_furniture"]
@@ -25,7 +26,9 @@ __all__ = ["Hyphens", "char_unit", "line_text", "mark_furniture"]
 _EDGE = 0.15  # share of the page height at the top and at the bottom where furniture sits
 _EDGE_LINES = 3  # furniture is among the first or last three lines of a page
 _SAME_PLACE = 4.0  # points
-_APART = 0.8  # of its font size: the gap between furniture and the text
+_APART = 0.8  # of its font size: the gap between furniture and the text …
+_CLOSE = 0.2  # … or this, for furniture in smaller type than the text
+_SMALLER = 0.88
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"[ivxlcdm]+", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -78,21 +81,42 @@ def mark_furniture(pages: list[list[Line]], heights: list[float]) -> list[str]:
 
 
 def _candidates(lines: list[Line], height: float, depth: int) -> list[Line]:
-    """The line ``depth`` in from the top and from the bottom, where all lines further
-    out are furniture and it stands apart from the text in the margin zone."""
+    """The lines of the row ``depth`` in from the top and from the bottom (lines on one
+    baseline are one row: a header's date on the left and title in the middle), where
+    all rows further out are furniture and this one stands apart from the text in the
+    margin zone."""
+    rows = _rows(lines)
     found = []
-    for side in (lines, lines[::-1]):
-        if len(side) <= depth + 1 or any(ln.role != "furniture" for ln in side[:depth]):
+    for side in (rows, rows[::-1]):
+        if len(side) <= depth + 1 or any(ln.role != "furniture" for r in side[:depth] for ln in r):
             continue
-        line, inner = side[depth], side[depth + 1]
-        top = side is lines
-        gap = inner.top - line.bottom if top else line.top - inner.bottom
-        in_zone = line.bottom <= _EDGE * height if top else line.top >= (1 - _EDGE) * height
-        shape = _shape(line.text)
-        worded = shape == "#" or _LETTERS.search(shape) is not None
-        if in_zone and worded and gap >= _APART * line.size and line.role == "text":
-            found.append(line)
+        row, inner = side[depth], side[depth + 1]
+        top = side is rows
+        for line in row:
+            gap = min(ln.top for ln in inner) - line.bottom if top else (
+                line.top - max(ln.bottom for ln in inner))  # fmt: skip
+            in_zone = line.bottom <= _EDGE * height if top else line.top >= (1 - _EDGE) * height
+            shape = _shape(line.text)
+            worded = shape == "#" or _LETTERS.search(shape) is not None
+            # A caption is no furniture, though a long table repeats it on every page.
+            named = caption_title(line.text) is not None
+            # Apart from the text by most of a line, or by less when set smaller than it.
+            smaller = line.size < _SMALLER * max(ln.size for ln in inner)
+            apart = gap >= (_CLOSE if smaller else _APART) * line.size
+            if in_zone and worded and not named and apart and line.role == "text":
+                found.append(line)
     return found
+
+
+def _rows(lines: list[Line]) -> list[list[Line]]:
+    """Lines (sorted by top) grouped by baseline."""
+    rows: list[list[Line]] = []
+    for line in lines:
+        if rows and abs(line.top - rows[-1][0].top) < 0.5 * max(line.size, 1.0):
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return rows
 
 
 class Hyphens:
