@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml setup.py $(wildcard src/fissure/_*.pyx src/fissure/*/_*
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch on this machine's disk; an unpinned torch pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval,bench]'
+	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval,bench,ocr]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -23,6 +23,8 @@ demo: setup
 test: setup
 	# Headless Chromium for the visualiser's browser test; the test skips, saying why, without it.
 	sh scripts/install-chromium.sh || echo "chromium not installed: the browser test will skip"
+	# Tesseract for scanned PDF pages; the OCR tests skip, saying why, without it.
+	sh scripts/install-tesseract.sh || echo "tesseract not installed: the OCR tests will skip"
 	$(BIN)/python -m pytest -q
 
 lint: setup
