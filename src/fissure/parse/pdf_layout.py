@@ -24,11 +24,10 @@ import numpy as np
 __all__ = ["HYPHEN", "Line", "Word", "clean", "page_lines", "reading_order"]
 
 HYPHEN = "\ufffe"  # a line-end hyphen, as pdfium marks it (also for "\x02" and soft hyphens)
-_MARKS = re.compile("[\ufffe\x02\u00ad]")
 # A word ends at whitespace or just after a hyphen mark (what follows it is printed on the
 # next line, or, for a soft hyphen that was not used, is the rest of the same word).
-_WORD = re.compile(r"[^\s\ufffe\x02\u00ad]+[\ufffe\x02\u00ad]?|[\ufffe\x02\u00ad]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_TOKEN = re.compile(r"(\r\n|\r|\n)|[^\s\ufffe\x02\u00ad]+[\ufffe\x02\u00ad]?|[\ufffe\x02\u00ad]")
+_MARK_CHARS = "\ufffe\x02\u00ad"
 # Ligatures spelled out; zero-width and control characters dropped (pdfium's hyphen marks
 # are handled before this applies). Other whitespace is a word boundary anyway.
 _CLEAN = str.maketrans(
@@ -91,31 +90,22 @@ class Line:
     merged: list[Line] = field(default_factory=list)  # later lines of a multi-line heading
     opens: list[tuple[int, str]] = field(default_factory=list)  # sections starting here
     table: Any = None  # for the line where a table is written: the table
+    # The line's box (top-down; ``top`` is higher on the page), from its words, once.
+    x0: float = field(init=False)
+    x1: float = field(init=False)
+    top: float = field(init=False)
+    bottom: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        words = self.words
+        self.x0, self.x1 = words[0].x0, words[-1].x1
+        self.top = min(w.top for w in words)
+        self.bottom = max(w.bottom for w in words)
 
     @property
     def text(self) -> str:
         """The line's words joined by single spaces."""
         return " ".join(w.text for w in self.words)
-
-    @property
-    def x0(self) -> float:
-        """Left edge."""
-        return self.words[0].x0
-
-    @property
-    def x1(self) -> float:
-        """Right edge."""
-        return self.words[-1].x1
-
-    @property
-    def top(self) -> float:
-        """Top edge (smaller is higher on the page)."""
-        return min(w.top for w in self.words)
-
-    @property
-    def bottom(self) -> float:
-        """Bottom edge."""
-        return max(w.bottom for w in self.words)
 
 
 class _Boxes:
@@ -166,6 +156,9 @@ def page_lines(page: Any, textpage: Any, number: int) -> list[Line]:
     """The lines of one page, in pdfium's order (content order, which is mostly reading
     order; columns are sorted out later).
 
+    A hyphen mark or a jump to another baseline inside one of pdfium's lines starts a
+    new line. This loop runs for every word of every page, so it binds what it calls.
+
     Args:
         page: A ``pypdfium2.PdfPage``.
         textpage: Its ``PdfTextPage``.
@@ -174,66 +167,55 @@ def page_lines(page: Any, textpage: Any, number: int) -> list[Line]:
     text = textpage.get_text_range()
     left, _, _, top = page.get_mediabox()
     boxes = _Boxes(textpage.raw, left, top, len(text) != textpage.count_chars())
-    lines: list[Line] = []
-    for start, end in _pieces(text):
-        lines.extend(_lines_of(text, start, end, boxes, number))
-    return lines
-
-
-def _pieces(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each of pdfium's lines in ``text``."""
-    spans, start = [], 0
-    for m in _LINE_BREAK.finditer(text):
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    return spans
-
-
-def _lines_of(text: str, start: int, end: int, boxes: _Boxes, number: int) -> list[Line]:
-    """pdfium's line ``text[start:end]`` as printed lines (a hyphen join or a jump to
-    another baseline starts a new one)."""
+    get, raw, ref, r = boxes.c.FPDFText_GetLooseCharBox, boxes.raw, boxes.rect_ref, boxes.rect
+    index = boxes.index if boxes.mapped else None
     out: list[Line] = []
     words: list[Word] = []
     fonts: list[int] = []
-    for m in _WORD.finditer(text, start, end):
-        a, b = m.start(), m.end()
-        marked = text[b - 1] in "\ufffe\x02\u00ad"
+    for m in _TOKEN.finditer(text):
+        if m.lastindex:  # one of pdfium's line breaks
+            if words:
+                out.append(_line(words, fonts, boxes, number))
+                words, fonts = [], []
+            continue
+        a, b = m.span()
+        marked = text[b - 1] in _MARK_CHARS
         if marked and b - a == 1:  # a mark on its own: it belongs to the word before
             if words and not words[-1].text.endswith(HYPHEN):
                 words[-1].text += HYPHEN
             continue
-        first, last = boxes.box(a), boxes.box(b - 2 if marked else b - 1)
-        if first is None and words:  # no box: where the word before ends
-            prev = words[-1]
-            first = (prev.x1, prev.x1, prev.top, prev.bottom)
-        if first is None:
-            continue
-        x0, _, top, bottom = first
-        x1 = last[1] if last is not None else first[1]
-        token = (text[a : b - 1] if marked else text[a:b]).translate(_CLEAN)
+        i, j = a, (b - 2 if marked else b - 1)
+        if index is not None:
+            i, j = index(i), index(j)
+        if i < 0 or not get(raw, i, ref):
+            if not words:
+                continue
+            x0 = x1 = words[-1].x1  # no box: where the word before ends
+            w_top, w_bottom = words[-1].top, words[-1].bottom
+        else:
+            x0, w_top, w_bottom, x1 = r.left - left, top - r.top, top - r.bottom, r.right - left
+            if j != i and j >= 0 and get(raw, j, ref):
+                x1 = r.right - left
+        token = (text[a : b - 1] if marked else m.group()).translate(_CLEAN)
         if not token:
             continue
-        w = Word(token + HYPHEN if marked else token, x0, max(x1, x0), top, bottom)
-        if words and _new_baseline(words[-1], w):
-            out.append(_line(words, fonts, boxes, number))
-            words, fonts = [], []
-        elif words and words[-1].text.endswith(HYPHEN):
-            # A mark inside a line (a soft hyphen that was not used): one word after all.
-            words[-1].text = words[-1].text[:-1] + w.text
-            words[-1].x1 = w.x1
-            continue
+        w = Word(token + HYPHEN if marked else token, x0, max(x1, x0), w_top, w_bottom)
+        if words:
+            last = words[-1]
+            middle = (w_top + w_bottom) / 2
+            if not last.top - 1 <= middle <= last.bottom + 1:  # another baseline
+                out.append(_line(words, fonts, boxes, number))
+                words, fonts = [], []
+            elif last.text.endswith(HYPHEN):
+                # A mark inside a line (a soft hyphen that was not used): one word.
+                last.text = last.text[:-1] + w.text
+                last.x1 = w.x1
+                continue
         words.append(w)
         fonts.append(a)
     if words:
         out.append(_line(words, fonts, boxes, number))
     return out
-
-
-def _new_baseline(previous: Word, word: Word) -> bool:
-    """Whether ``word`` sits on another line than ``previous`` (no vertical overlap)."""
-    middle = (word.top + word.bottom) / 2
-    return not previous.top - 1 <= middle <= previous.bottom + 1
 
 
 def _line(words: list[Word], fonts: list[int], boxes: _Boxes, number: int) -> Line:

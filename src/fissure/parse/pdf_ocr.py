@@ -61,7 +61,7 @@ def ocr_lines(page: Any, number: int) -> list[Line]:
     scale = min(_DPI / 72, (_MAX_PIXELS / max(width * height, 1.0)) ** 0.5)
     image = page.render(scale=scale, grayscale=True).to_pil()
     data = pytesseract.image_to_data(image, lang=_LANG, output_type=pytesseract.Output.DICT)
-    lines: list[Line] = []
+    rows: list[tuple[list[Word], bool]] = []  # each line's words, and whether it opens a block
     key: tuple[int, int, int] | None = None
     block: int | None = None
     for k, raw in enumerate(data["text"]):
@@ -74,13 +74,15 @@ def ocr_lines(page: Any, number: int) -> list[Line]:
         if here != key:
             # A new block of Tesseract's starts a paragraph; its own paragraphs are less
             # sure than the line spacing, which decides the rest as on a text page.
-            lines.append(Line([word], number, 0.0, starts=here[0] != block, ocr=True))
+            rows.append(([word], here[0] != block))
             key, block = here, here[0]
         else:
-            lines[-1].words.append(word)
-    for line in lines:
-        line.size = max(w.bottom - w.top for w in line.words)
-        last = line.words[-1]
+            rows[-1][0].append(word)
+    lines = []
+    for words, starts in rows:
+        last = words[-1]
         if len(last.text) > 1 and last.text.endswith("-") and last.text[-2].isalpha():
             last.text = last.text[:-1] + HYPHEN  # Tesseract keeps a line-end hyphen as is
+        size = max(w.bottom - w.top for w in words)
+        lines.append(Line(words, number, size, starts=starts, ocr=True))
     return lines

@@ -61,15 +61,15 @@ def mark_furniture(pages: list[list[Line]], heights: list[float]) -> list[str]:
     filled = sum(1 for lines in pages if lines)
     if filled < 2:
         return []
-    ordered = [sorted(lines, key=lambda ln: ln.top) for lines in pages]
+    rows = [_rows(sorted(lines, key=lambda ln: ln.top)) for lines in pages]
     marked: list[str] = []
     for depth in range(_EDGE_LINES):
         need = 2 if filled < 6 else 3
         if depth:
             need = max(need, -(-filled // 5))
         places: dict[str, list[tuple[int, float, Line]]] = defaultdict(list)
-        for number, (lines, height) in enumerate(zip(ordered, heights, strict=True)):
-            for line in _candidates(lines, height, depth):
+        for number, (page_rows, height) in enumerate(zip(rows, heights, strict=True)):
+            for line in _candidates(page_rows, height, depth):
                 places[_shape(line.text)].append((number, line.top, line))
         for shape, seen in places.items():
             for _, top, line in seen:
@@ -80,12 +80,11 @@ def mark_furniture(pages: list[list[Line]], heights: list[float]) -> list[str]:
     return marked
 
 
-def _candidates(lines: list[Line], height: float, depth: int) -> list[Line]:
+def _candidates(rows: list[list[Line]], height: float, depth: int) -> list[Line]:
     """The lines of the row ``depth`` in from the top and from the bottom (lines on one
     baseline are one row: a header's date on the left and title in the middle), where
     all rows further out are furniture and this one stands apart from the text in the
     margin zone."""
-    rows = _rows(lines)
     found = []
     for side in (rows, rows[::-1]):
         if len(side) <= depth + 1 or any(ln.role != "furniture" for r in side[:depth] for ln in r):
@@ -127,13 +126,23 @@ class Hyphens:
     """
 
     def __init__(self, pages: list[list[Line]]) -> None:
-        words: Counter[str] = Counter()
-        for lines in pages:
-            for line in lines:
-                for w in line.words:
-                    if not w.text.endswith(HYPHEN):
-                        words[w.text.lower().strip(".,;:!?()[]\"'")] += 1
-        self.words = words
+        self.pages = pages
+        self._words: Counter[str] | None = None
+
+    @property
+    def words(self) -> Counter[str]:
+        """How often each word occurs (counted on the first join: most pages need none)."""
+        if self._words is None:
+            words: Counter[str] = Counter()
+            for lines in self.pages:
+                for line in lines:
+                    words.update(
+                        w.text.lower().strip(".,;:!?()[]\"'")
+                        for w in line.words
+                        if not w.text.endswith(HYPHEN)
+                    )
+            self._words = words
+        return self._words
 
     def join(self, left: str, right: str) -> str:
         """The word ``left`` (ending in the hyphen mark) and ``right`` make together."""
