@@ -15,9 +15,10 @@ Example:
 
 from __future__ import annotations
 
-import io
 import zlib
 from dataclasses import dataclass, field
+
+from tests.corpus.make_binary import serialise
 
 FONTS = {
     "regular": "Helvetica",
@@ -158,7 +159,7 @@ class Pdf:
         objects[1] = catalog + b" >>"
         kids = b" ".join(b"%d 0 R" % p for p in page_ids)
         objects[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(page_ids))
-        return _serialise(objects)
+        return serialise(objects)
 
 
 def _outline(marks: list[_Mark], root: int, page_ids: list[int]) -> dict[int, bytes]:
@@ -197,19 +198,3 @@ def _outline(marks: list[_Mark], root: int, page_ids: list[int]) -> dict[int, by
 def _literal(text: str) -> bytes:
     raw = b"".join(_LIGATURES.get(ch) or ch.encode("cp1252") for ch in text)
     return b"(" + raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") + b")"
-
-
-def _serialise(objects: dict[int, bytes]) -> bytes:
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = out.tell()
-        out.write(b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n")
-    xref = out.tell()
-    size = max(objects) + 1
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
-    for number in range(1, size):
-        out.write(b"%010d 00000 n \n" % offsets.get(number, 0))
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref))
-    return out.getvalue()

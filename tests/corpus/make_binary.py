@@ -69,6 +69,11 @@ def make_pdf(pages: list[list[list[str]]]) -> bytes:
         objects[page_id + 1] = (
             b"<< /Length %d >>\nstream\n" % len(stream) + stream + (b"\nendstream")
         )
+    return serialise(objects)
+
+
+def serialise(objects: dict[int, bytes]) -> bytes:
+    """A PDF file of numbered objects (1 is the catalog), with its cross-reference table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}
@@ -79,7 +84,7 @@ def make_pdf(pages: list[list[list[str]]]) -> bytes:
     size = max(objects) + 1
     out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
     for number in range(1, size):
-        out.write(b"%010d 00000 n \n" % offsets[number])
+        out.write(b"%010d 00000 n \n" % offsets.get(number, 0))
     out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref))
     return out.getvalue()
 
