@@ -21,12 +21,15 @@ class Hit:
         score: Cosine similarity to the query (higher is closer).
         text: The chunk's exact text.
         metadata: What the store kept about the chunk (``source``, ``lines`` …).
+        copies: How many chunks of its document the hit stands for: itself and its
+            near-copies, collapsed into it (1 when it has none, or without collapse).
     """
 
     chunk_id: str
     score: float
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    copies: int = 1
 
 
 @dataclass(frozen=True, slots=True)
