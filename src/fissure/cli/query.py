@@ -30,8 +30,18 @@ def query(
             "0.4 works well); needs a store ingested with --sub-vectors.",
         ),
     ] = None,
+    all_copies: Annotated[
+        bool,
+        typer.Option(
+            "--all-copies", help="Show every near-copy (same text up to case, spaces and "
+            "digits in one document), not only the best of each group."
+        ),
+    ] = False,
 ) -> None:
-    """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet."""
+    """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
+
+    Every chunk is scored exactly up to a million chunks (docs/store.md).
+    """
     from fissure.embed import load_embedder
     from fissure.store import ChromaStore, Manifest
 
@@ -54,7 +64,8 @@ def query(
         if sub_weight is not None and chroma.count() and not chroma.count_pieces():
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
-        hits = chroma.query(model.embed([text])[0], k, filters, sub_weight=sub_weight)
+        hits = chroma.query(model.embed([text])[0], k, filters, sub_weight=sub_weight,
+                            collapse=not all_copies)  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     if not hits:
@@ -65,7 +76,8 @@ def query(
         label = m.get("entity") or m.get("headings") or ""
         snippet = " ".join(hit.text.split())
         snippet = snippet[:197] + "…" if len(snippet) > 200 else snippet
-        typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip())
+        more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
+        typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
 
 

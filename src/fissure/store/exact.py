@@ -73,6 +73,7 @@ class Rows:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """The cosine of the unit ``query`` with every live row."""
+        query = np.asarray(query, dtype=np.float32)
         out = []
         for vectors, live in self.parts:
             part = np.empty(len(vectors), dtype=np.float32)
@@ -83,6 +84,7 @@ class Rows:
 
     def scores_at(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """The cosine of the unit ``query`` with the live rows ``rows`` only."""
+        query = np.asarray(query, dtype=np.float32)
         return self.at(rows) @ query if len(rows) else np.zeros(0, dtype=np.float32)
 
     def at(self, rows: np.ndarray) -> np.ndarray:
