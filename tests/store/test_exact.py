@@ -15,8 +15,8 @@ from fissure import Chunker
 from fissure.cli import app
 from fissure.store import ChromaStore
 from fissure.store import exact as exact_module
-from fissure.store.chroma import EXACT
 from fissure.store.check import self_recall
+from fissure.store.chroma import EXACT
 from fissure.store.exact import Batch, VectorFile
 from fissure.store.ranking import id_key, id_keys, normalised, text_key, top
 from tests.ingest.conftest import SETTINGS, run, write_corpus
@@ -98,8 +98,8 @@ def test_a_store_without_a_copy_gets_one_and_loses_nothing(
 def test_rows_the_copy_has_and_chroma_lost_are_skipped(tmp_path: Path) -> None:
     """A crash between the two writes leaves the copy a superset; such rows never show."""
     store = ChromaStore(tmp_path / "chroma")
-    chunks = Chunker(tokenizer="words", max_tokens=5).chunk("one two three four five six "
-                                                           "seven eight nine ten", source="a")  # fmt: skip
+    text = "one two three four five six seven eight nine ten"
+    chunks = Chunker(tokenizer="words", max_tokens=5).chunk(text, source="a")
     vectors = HashEmbedder().embed([c.text for c in chunks])
     store.upsert(chunks, vectors)
     ghost = Batch(["ghost"], id_keys(["a"]), id_keys(["ghost"]), vectors[:1])

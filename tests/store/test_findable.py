@@ -25,8 +25,9 @@ def case10(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("case10")
     queries = clustered.write(root / "corpus")
     store = root / "store"
-    result = CliRunner().invoke(app, ["ingest", str(root / "corpus"), "--store", str(store),
-                                      "--max-tokens", "64", "--workers", "1", "--no-progress"])  # fmt: skip
+    args = ["ingest", str(root / "corpus"), "--store", str(store), "--max-tokens", "64",
+            "--workers", "1", "--no-progress"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     model = load_embedder("minilm")
     vectors = dict(zip(queries, model.embed(list(queries.values())), strict=True))

@@ -73,18 +73,17 @@ class Rows:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """The cosine of the unit ``query`` with every live row."""
-        query = np.asarray(query, dtype=np.float32)
+        query = np.array(query, dtype=np.float32)  # an owned copy: BLAS takes the fast path
         out = []
         for vectors, live in self.parts:
-            part = np.empty(len(vectors), dtype=np.float32)
-            for at in range(0, len(vectors), BLOCK):
-                np.dot(vectors[at : at + BLOCK], query, out=part[at : at + BLOCK])
+            blocks = [vectors[at : at + BLOCK] @ query for at in range(0, len(vectors), BLOCK)]
+            part = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
             out.append(part[live])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
     def scores_at(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """The cosine of the unit ``query`` with the live rows ``rows`` only."""
-        query = np.asarray(query, dtype=np.float32)
+        query = np.array(query, dtype=np.float32)
         return self.at(rows) @ query if len(rows) else np.zeros(0, dtype=np.float32)
 
     def at(self, rows: np.ndarray) -> np.ndarray:

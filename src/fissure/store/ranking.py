@@ -73,7 +73,7 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 def unit(vector: np.ndarray) -> np.ndarray:
     """One query vector, float32, length 1 (zero stays zero)."""
-    return unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+    return unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0].copy()
 
 
 def blend(own: np.ndarray, best: np.ndarray, weight: float) -> np.ndarray:
