@@ -133,6 +133,7 @@ class VectorFile:
         self.folder = folder
         self.lock_path = lock
         self._cached: tuple[tuple[str, ...], Rows] | None = None
+        self._loaded: dict[str, _Loaded] = {}  # files never change once renamed in
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -161,6 +162,9 @@ class VectorFile:
         """Remove every row whose source key is in ``sources`` (a tombstone file)."""
         if not len(sources) or not self.folder.is_dir():
             return
+        segments, _ = self._listing()
+        if not any(np.isin(_load(s, self._loaded)[0]["source"], sources).any() for s in segments):
+            return  # no row has these sources (a new document): no tombstone to carry
         seq = self._next_seq()
         tmp = self.folder / f".tmp-del-{seq}-{os.getpid()}.npy"
         _save(tmp, np.asarray(sources, dtype=np.uint64))
@@ -179,6 +183,7 @@ class VectorFile:
             shutil.rmtree(s.path, ignore_errors=True)
         for t in old_tombs:
             t.path.unlink(missing_ok=True)
+        self._loaded.clear()
 
     def rows(self) -> Rows:
         """The live rows now (cached while the folder's files stay the same)."""
@@ -186,7 +191,8 @@ class VectorFile:
             segments, tombs = self._listing()
             names = tuple(p.path.name for p in (*segments, *tombs))
             if self._cached is None or self._cached[0] != names:
-                self._cached = (names, _live(segments, tombs))
+                self._cached = (names, _live(segments, tombs, self._loaded))
+                self._loaded = {k: v for k, v in self._loaded.items() if k in names}
             return self._cached[1]
 
     def _listing(self) -> tuple[list[_Segment], list[_Segment]]:
@@ -218,25 +224,26 @@ class VectorFile:
         if upper is None:
             upper = sum(len(p[1]) for p in parts)  # type: ignore[arg-type]
             dim = next((p[4].shape[1] for p in parts), 0)  # type: ignore[union-attr]
-        out = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
-                                        shape=(upper, dim or 0))  # fmt: skip
         columns: list[list[np.ndarray]] = [[], [], [], []]
         n = 0
-        for part in parts:
-            take = min(len(part[1]), upper - n)
-            out[n : n + take] = part[4][:take]
-            for column, values in zip(columns, part[:4], strict=False):
-                column.append(values[:take])
-            n += take
-        out.flush()
-        del out
+        with open(tmp / "vectors.npy", "wb") as f:
+            header = {"descr": "<f4", "fortran_order": False, "shape": (upper, dim or 0)}
+            np.lib.format.write_array_header_1_0(f, header)
+            for part in parts:
+                take = min(len(part[1]), upper - n)
+                f.write(np.ascontiguousarray(part[4][:take], dtype="<f4").tobytes())
+                for column, values in zip(columns, part[:4], strict=False):
+                    column.append(values[:take])
+                n += take
+            f.write(bytes(4 * (dim or 0) * (upper - n)))  # fewer rows came: zeros, unread
+            f.flush()
+            os.fsync(f.fileno())
         ids = _cat(columns[0], "S1")
         fp, source, tag = (_cat(c, np.uint64).astype(np.uint64) for c in columns[1:])
         with open(tmp / "rows.npz", "wb") as f:
             np.savez(f, ids=ids, fp=fp, source=source, tag=tag)
             f.flush()
             os.fsync(f.fileno())
-        _fsync(tmp / "vectors.npy")
         os.replace(tmp, self.folder / f"seg-{seq:012d}")
         _sync_dir(self.folder)
 
@@ -245,10 +252,23 @@ class VectorFile:
         segments, tombs = self._listing()
         if len(segments) + len(tombs) <= MAX_FILES:
             return
-        sizes = [_size(s) for s in segments]
+        try:
+            self._merge_some(segments, tombs)
+        finally:  # forget merged segments: their maps would keep the deleted files on disk
+            names = {p.path.name for p in self._listing()[0]}
+            self._loaded = {k: v for k, v in self._loaded.items() if k in names}
+
+    def _merge_some(self, segments: list[_Segment], tombs: list[_Segment]) -> None:
+        sizes = [len(_load(s, self._loaded)[0]["fp"]) for s in segments]
         if len(segments) > 1 and sum(sizes[1:]) * 4 < sizes[0] and len(tombs) < MAX_FILES // 2:
-            # The newer segments only; their tombstones stay, for the oldest segment.
-            self._merge(segments[1:], [t for t in tombs if t.seq > segments[0].seq], True)
+            # The newer segments only; a tombstone stays while it still removes a row of
+            # the oldest segment.
+            newer = [t for t in tombs if t.seq > segments[0].seq]
+            self._merge(segments[1:], newer, keep_tombs=True)
+            base = _load(segments[0], self._loaded)[0]["source"]
+            for tomb in newer:
+                if not np.isin(np.load(tomb.path), base).any():
+                    tomb.path.unlink(missing_ok=True)
         else:
             self._merge(segments, tombs, keep_tombs=False)
 
@@ -256,7 +276,7 @@ class VectorFile:
         """Write the live rows of ``segments`` as one new, newest segment, then remove them
         (and ``tombs`` unless they must still apply to an older segment). A crash in
         between leaves rows that the new segment supersedes: nothing is lost."""
-        rows = _live(segments, tombs)
+        rows = _live(segments, tombs, self._loaded)
         dim = rows.parts[0][0].shape[1] if rows.parts else 0
         blocks = rows.vectors()
 
@@ -294,11 +314,6 @@ def _seq(p: _Segment) -> int:
     return p.seq
 
 
-def _size(s: _Segment) -> int:
-    with np.load(s.path / "rows.npz") as z:
-        return len(z["fp"])
-
-
 def _rows_of(batches: Iterable[Batch]) -> Iterator[tuple[np.ndarray, ...]]:
     from fissure.store.ranking import id_keys
 
@@ -307,8 +322,25 @@ def _rows_of(batches: Iterable[Batch]) -> Iterator[tuple[np.ndarray, ...]]:
         yield ids, id_keys(b.ids), b.sources, b.tags, np.asarray(b.vectors, dtype=np.float32)
 
 
-def _live(segments: list[_Segment], tombs: list[_Segment]) -> Rows:
+_Loaded = tuple[dict[str, np.ndarray], np.ndarray]  # a segment's columns and vectors
+
+
+def _load(segment: _Segment, cache: dict[str, _Loaded]) -> _Loaded:
+    """A segment's columns and memory-mapped vectors, read once."""
+    name = segment.path.name
+    if name not in cache:
+        with np.load(segment.path / "rows.npz") as z:
+            cols = {key: z[key] for key in ("ids", "fp", "source", "tag")}
+        vectors = np.load(segment.path / "vectors.npy", mmap_mode="r")[: len(cols["fp"])]
+        cache[name] = (cols, vectors)
+    return cache[name]
+
+
+def _live(
+    segments: list[_Segment], tombs: list[_Segment], cache: dict[str, _Loaded] | None = None
+) -> Rows:
     """Which rows of ``segments`` are live under ``tombs`` (newest decides)."""
+    cache = {} if cache is None else cache
     events = sorted([(s.seq, "seg", s) for s in segments] + [(t.seq, "del", t) for t in tombs],
                     key=lambda e: -e[0])  # fmt: skip
     seen = np.zeros(0, dtype=np.uint64)
@@ -318,9 +350,7 @@ def _live(segments: list[_Segment], tombs: list[_Segment]) -> Rows:
         if kind == "del":
             dead = np.union1d(dead, np.load(item.path))
             continue
-        with np.load(item.path / "rows.npz") as z:
-            cols = {name: z[name] for name in ("ids", "fp", "source", "tag")}
-        vectors = np.load(item.path / "vectors.npy", mmap_mode="r")[: len(cols["fp"])]
+        cols, vectors = _load(item, cache)
         live = ~np.isin(cols["fp"], seen) & ~np.isin(cols["source"], dead)
         seen = np.union1d(seen, cols["fp"])
         loaded.append((cols, vectors, np.flatnonzero(live)))
