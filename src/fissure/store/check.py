@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fissure.store.chroma import ChromaStore
+from fissure.store.ranking import group_sizes
 
 SAME = 1e-4  # a score this close to the query's own (1.0) is the chunk or an exact copy
 DEPTH = 10  # hits read per probe
@@ -76,7 +77,7 @@ def self_recall(
         first = f"{hits[0].metadata.get('source', '?')}:{_lines(hits[0].metadata)}" if hits else ""
         misses.append(Miss(chunk_id, str(meta.get("source", "?")), _span(meta), first,
                            hits[0].score if hits else 0.0))  # fmt: skip
-    _, counts = np.unique(rows.tag, return_counts=True)
+    counts = group_sizes(rows.tag)
     return Report(path, n, len(picked), len(picked) - len(misses), misses,
                   int(counts[counts > 1].sum()), int((counts > 1).sum()))  # fmt: skip
 

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fissure.store.ranking import firsts, id_keys, member
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: one writer at a time is up to the user
@@ -147,11 +149,8 @@ class VectorFile:
         if not batch.ids:
             return
         ids = np.asarray([i.encode("utf-8", "surrogatepass") for i in batch.ids])
-        from fissure.store.ranking import id_keys
-
         fp = id_keys(batch.ids)
-        _, last = np.unique(fp[::-1], return_index=True)
-        keep = np.sort(len(fp) - 1 - last)
+        keep = np.sort(len(fp) - 1 - firsts(fp[::-1]))  # the last copy of each id
         self.folder.mkdir(parents=True, exist_ok=True)
         seq = self._next_seq()
         self._write(seq, [(ids[keep], fp[keep], batch.sources[keep], batch.tags[keep],
@@ -163,7 +162,8 @@ class VectorFile:
         if not len(sources) or not self.folder.is_dir():
             return
         segments, _ = self._listing()
-        if not any(np.isin(_load(s, self._loaded)[0]["source"], sources).any() for s in segments):
+        gone = np.sort(np.asarray(sources, dtype=np.uint64))
+        if not any(member(_load(s, self._loaded)[0]["source"], gone).any() for s in segments):
             return  # no row has these sources (a new document): no tombstone to carry
         seq = self._next_seq()
         tmp = self.folder / f".tmp-del-{seq}-{os.getpid()}.npy"
@@ -265,9 +265,9 @@ class VectorFile:
             # the oldest segment.
             newer = [t for t in tombs if t.seq > segments[0].seq]
             self._merge(segments[1:], newer, keep_tombs=True)
-            base = _load(segments[0], self._loaded)[0]["source"]
+            base = np.sort(_load(segments[0], self._loaded)[0]["source"])
             for tomb in newer:
-                if not np.isin(np.load(tomb.path), base).any():
+                if not member(np.load(tomb.path), base).any():
                     tomb.path.unlink(missing_ok=True)
         else:
             self._merge(segments, tombs, keep_tombs=False)
@@ -315,8 +315,6 @@ def _seq(p: _Segment) -> int:
 
 
 def _rows_of(batches: Iterable[Batch]) -> Iterator[tuple[np.ndarray, ...]]:
-    from fissure.store.ranking import id_keys
-
     for b in batches:
         ids = np.asarray([i.encode("utf-8", "surrogatepass") for i in b.ids])
         yield ids, id_keys(b.ids), b.sources, b.tags, np.asarray(b.vectors, dtype=np.float32)
@@ -348,11 +346,11 @@ def _live(
     loaded = []
     for _, kind, item in events:
         if kind == "del":
-            dead = np.union1d(dead, np.load(item.path))
+            dead = np.sort(np.concatenate([dead, np.load(item.path)]))
             continue
         cols, vectors = _load(item, cache)
-        live = ~np.isin(cols["fp"], seen) & ~np.isin(cols["source"], dead)
-        seen = np.union1d(seen, cols["fp"])
+        live = ~member(cols["fp"], seen) & ~member(cols["source"], dead)
+        seen = np.sort(np.concatenate([seen, cols["fp"]]))
         loaded.append((cols, vectors, np.flatnonzero(live)))
     pick = loaded[::-1]  # oldest first: row order follows the writes
     return Rows(

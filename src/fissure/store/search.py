@@ -21,7 +21,7 @@ import numpy as np
 
 from fissure.store.exact import Rows
 from fissure.store.protocol import Hit
-from fissure.store.ranking import best_per_owner, blend, id_key, id_keys, top
+from fissure.store.ranking import best_per_owner, blend, firsts, id_key, id_keys, member, top
 
 SEARCHES = ("auto", "exact", "index")
 DEPTH_MIN = 100  # index path: candidates at least
@@ -86,15 +86,16 @@ class Search:
         if plan.weight is not None:
             links = self.store.nearest(plan.query, depth, None, pieces=True)
             found = np.concatenate([found, id_keys([str(m["chunk_id"]) for _, m in links])])
-        candidates = np.unique(rows.lookup(found))
-        candidates = candidates[candidates >= 0]
+        candidates = rows.lookup(found)
+        candidates = np.sort(candidates[candidates >= 0])
+        candidates = candidates[firsts(candidates)]
         allowed = self._allowed()
         if allowed is not None:
             candidates = candidates[allowed[candidates]]
         scores = rows.scores_at(candidates, plan.query)
         if plan.weight is not None and len(candidates):
             pieces = self.store.piece_rows()
-            mine = np.flatnonzero(np.isin(pieces.tag, rows.fp[candidates]))
+            mine = np.flatnonzero(member(pieces.tag, np.sort(rows.fp[candidates])))
             owners = rows.lookup(pieces.tag[mine])
             best = best_per_owner(pieces.scores_at(mine, plan.query), owners, len(rows))
             scores = blend(scores, best[candidates], plan.weight)
@@ -108,7 +109,7 @@ class Search:
             return None
         if set(where) == {"source"} and isinstance(where["source"], str):
             return self.rows.source == np.uint64(id_key(where["source"]))
-        return np.isin(self.rows.fp, id_keys(self.store.matching(where)))
+        return member(self.rows.fp, np.sort(id_keys(self.store.matching(where))))
 
     def _copies(self, row: int) -> int:
         """How many live chunks share ``row``'s near-copy key (1 without collapse)."""
