@@ -81,7 +81,7 @@ def measure(n: int, queries: int, chroma_max: int, work: Path) -> dict[str, obje
     cold = 1000 * (time.perf_counter() - t)
 
     def scan(q: np.ndarray) -> list[str]:
-        order = top(rows.scores(q), 5, rows.fp)
+        order = top(rows.scores(q), 5, rows.place)
         return [rows.ids[i].decode() for i in order]
 
     row: dict[str, object] = {"n": n, "build_s": round(built, 1), "cold_ms": round(cold)}

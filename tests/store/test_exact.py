@@ -18,7 +18,7 @@ from fissure.store import exact as exact_module
 from fissure.store.check import self_recall
 from fissure.store.chroma import EXACT
 from fissure.store.exact import Batch, VectorFile
-from fissure.store.ranking import id_key, id_keys, normalised, text_key, top
+from fissure.store.ranking import id_key, id_keys, normalised, places, text_key, top
 from tests.ingest.conftest import SETTINGS, run, write_corpus
 from tests.ingest.helpers import HashEmbedder
 
@@ -174,11 +174,13 @@ def test_near_copies_collapse_within_a_document_only() -> None:
     assert text_key("Notice 12: keep out", "a") == text_key("NOTICE 7:  keep out", "a")
     assert text_key("Notice 12: keep out", "a") != text_key("Notice 12: keep out", "b")
     assert text_key("keep out", "a") != text_key("keep in", "a")
-    scores = np.array([0.9, 0.9, 0.8, 0.95, -np.inf], dtype=np.float32)
-    ties = np.array([5, 3, 1, 9, 0], dtype=np.uint64)
-    assert list(top(scores, 5, ties)) == [3, 1, 0, 2]  # ties by the smaller key
-    groups = np.array([1, 1, 1, 2, 3], dtype=np.uint64)
-    assert list(top(scores, 5, ties, groups)) == [3, 1]
+    scores = np.array([0.9, 0.9, 0.8, 0.95, -np.inf, 0.9 - 1e-7], dtype=np.float32)
+    where = places(np.array([7, 7, 7, 1, 0, 7], dtype=np.uint64),
+                   np.array([50, 30, 0, 9, 0, 10]), np.array([1, 2, 3, 4, 5, 6], np.uint64))
+    assert list(top(scores, 6, where)) == [3, 1, 0, 5, 2]  # equal scores: earlier first
+    groups = np.array([1, 1, 1, 2, 3, 1], dtype=np.uint64)
+    # Rows 0, 1 and 5 tie within TIE; the earliest (start 10) stands for the group.
+    assert list(top(scores, 6, where, groups)) == [3, 5]
 
 
 def test_a_repeated_notice_does_not_crowd_the_results(tmp_path: Path) -> None:

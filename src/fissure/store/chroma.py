@@ -96,7 +96,8 @@ class ChromaStore:
         vectors = unit_rows(embeddings)
         sources = [c.source or "" for c in chunks]
         batch = Batch([c.chunk_id for c in chunks], id_keys(sources),
-                      text_keys([c.text for c in chunks], sources), vectors)  # fmt: skip
+                      text_keys([c.text for c in chunks], sources), vectors,
+                      np.asarray([c.start for c in chunks], dtype=np.int64))  # fmt: skip
         with self._exact.writing():  # the copy first: a crash leaves it a superset
             self._exact.add(batch)
             for at in range(0, len(chunks), self._max_batch):
@@ -119,7 +120,8 @@ class ChromaStore:
             return
         ids = [_link_id(p.piece_id, c) for (p, _), c in zip(links, chunk_ids, strict=True)]
         batch = Batch(ids, id_keys([p.source for p, _ in links]), id_keys(chunk_ids),
-                      np.asarray([v for _, v in links], dtype=np.float32))  # fmt: skip
+                      np.asarray([v for _, v in links], dtype=np.float32),
+                      np.asarray([p.start for p, _ in links], dtype=np.int64))  # fmt: skip
         with self._exact.writing():
             self._exact_pieces.add(batch)
             for at in range(0, len(links), self._max_batch):
@@ -283,7 +285,8 @@ def _dump(collection: Any, pieces: bool) -> Iterator[Batch]:
         else:
             tags = text_keys([t or "" for t in page["documents"] or []], names)
         vectors = unit_rows(np.asarray(page["embeddings"]))
-        yield Batch(list(page["ids"]), id_keys(names), tags, vectors)
+        starts = np.asarray([int(m.get("start", 0) or 0) for m in metas], dtype=np.int64)
+        yield Batch(list(page["ids"]), id_keys(names), tags, vectors, starts)
         offset += len(page["ids"])
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fissure.store.ranking import firsts, id_keys, member
+from fissure.store.ranking import firsts, id_keys, member, places
 
 try:
     import fcntl
@@ -51,12 +51,14 @@ BLOCK = 65_536  # rows per matrix-vector product: 96 MiB of 384-wide float32
 
 @dataclass(frozen=True)
 class Batch:
-    """Rows to write: ``ids`` (str), and per row ``source``/``tag`` keys and a unit vector."""
+    """Rows to write: ``ids`` (str), and per row ``source``/``tag`` keys, a unit vector
+    and where the row starts in its document."""
 
     ids: list[str]
     sources: np.ndarray
     tags: np.ndarray
     vectors: np.ndarray
+    starts: np.ndarray | None = None  # zeros when unknown
 
 
 @dataclass
@@ -67,11 +69,20 @@ class Rows:
     fp: np.ndarray  # uint64
     source: np.ndarray  # uint64
     tag: np.ndarray  # uint64
+    start: np.ndarray  # int64
     parts: list[tuple[np.ndarray, np.ndarray]]  # (vectors, live rows of it), in row order
     _by_fp: np.ndarray | None = field(default=None, repr=False)
+    _place: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.fp)
+
+    @property
+    def place(self) -> np.ndarray:
+        """Source key, start and id key of each row: how ties are ordered."""
+        if self._place is None:
+            self._place = places(self.source, self.start, self.fp)
+        return self._place
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """The cosine of the unit ``query`` with every live row."""
@@ -153,8 +164,10 @@ class VectorFile:
         keep = np.sort(len(fp) - 1 - firsts(fp[::-1]))  # the last copy of each id
         self.folder.mkdir(parents=True, exist_ok=True)
         seq = self._next_seq()
+        starts = _starts(batch)
+        vectors = np.asarray(batch.vectors, dtype=np.float32)
         self._write(seq, [(ids[keep], fp[keep], batch.sources[keep], batch.tags[keep],
-                           np.asarray(batch.vectors, dtype=np.float32)[keep])])  # fmt: skip
+                           vectors[keep], starts[keep])])  # fmt: skip
         self._compact()
 
     def delete(self, sources: np.ndarray) -> None:
@@ -224,7 +237,7 @@ class VectorFile:
         if upper is None:
             upper = sum(len(p[1]) for p in parts)  # type: ignore[arg-type]
             dim = next((p[4].shape[1] for p in parts), 0)  # type: ignore[union-attr]
-        columns: list[list[np.ndarray]] = [[], [], [], []]
+        columns: list[list[np.ndarray]] = [[], [], [], [], []]
         n = 0
         with open(tmp / "vectors.npy", "wb") as f:
             header = {"descr": "<f4", "fortran_order": False, "shape": (upper, dim or 0)}
@@ -232,16 +245,17 @@ class VectorFile:
             for part in parts:
                 take = min(len(part[1]), upper - n)
                 f.write(np.ascontiguousarray(part[4][:take], dtype="<f4").tobytes())
-                for column, values in zip(columns, part[:4], strict=False):
+                for column, values in zip(columns, (*part[:4], part[5]), strict=True):
                     column.append(values[:take])
                 n += take
             f.write(bytes(4 * (dim or 0) * (upper - n)))  # fewer rows came: zeros, unread
             f.flush()
             os.fsync(f.fileno())
         ids = _cat(columns[0], "S1")
-        fp, source, tag = (_cat(c, np.uint64).astype(np.uint64) for c in columns[1:])
+        fp, source, tag = (_cat(c, np.uint64).astype(np.uint64) for c in columns[1:4])
+        start = _cat(columns[4], np.int64).astype(np.int64)
         with open(tmp / "rows.npz", "wb") as f:
-            np.savez(f, ids=ids, fp=fp, source=source, tag=tag)
+            np.savez(f, ids=ids, fp=fp, source=source, tag=tag, start=start)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.folder / f"seg-{seq:012d}")
@@ -284,7 +298,7 @@ class VectorFile:
             at = 0
             for block in blocks:
                 s = slice(at, at + len(block))
-                yield rows.ids[s], rows.fp[s], rows.source[s], rows.tag[s], block
+                yield rows.ids[s], rows.fp[s], rows.source[s], rows.tag[s], block, rows.start[s]
                 at += len(block)
 
         self._write(self._next_seq(), parts(), upper=len(rows), dim=dim)
@@ -306,6 +320,7 @@ def memory_rows(batches: Iterable[Batch]) -> Rows:
         fp=_cat([p[1] for p in parts], np.uint64),
         source=_cat([p[2] for p in parts], np.uint64),
         tag=_cat([p[3] for p in parts], np.uint64),
+        start=_cat([p[5] for p in parts], np.int64),
         parts=[(vectors, np.arange(len(vectors)))],
     )
 
@@ -314,10 +329,17 @@ def _seq(p: _Segment) -> int:
     return p.seq
 
 
+def _starts(batch: Batch) -> np.ndarray:
+    if batch.starts is None:
+        return np.zeros(len(batch.ids), dtype=np.int64)
+    return np.asarray(batch.starts, dtype=np.int64)
+
+
 def _rows_of(batches: Iterable[Batch]) -> Iterator[tuple[np.ndarray, ...]]:
     for b in batches:
         ids = np.asarray([i.encode("utf-8", "surrogatepass") for i in b.ids])
-        yield ids, id_keys(b.ids), b.sources, b.tags, np.asarray(b.vectors, dtype=np.float32)
+        yield (ids, id_keys(b.ids), b.sources, b.tags, np.asarray(b.vectors, dtype=np.float32),
+               _starts(b))  # fmt: skip
 
 
 _Loaded = tuple[dict[str, np.ndarray], np.ndarray]  # a segment's columns and vectors
@@ -329,6 +351,7 @@ def _load(segment: _Segment, cache: dict[str, _Loaded]) -> _Loaded:
     if name not in cache:
         with np.load(segment.path / "rows.npz") as z:
             cols = {key: z[key] for key in ("ids", "fp", "source", "tag")}
+            cols["start"] = z["start"] if "start" in z else np.zeros(len(cols["fp"]), np.int64)
         vectors = np.load(segment.path / "vectors.npy", mmap_mode="r")[: len(cols["fp"])]
         cache[name] = (cols, vectors)
     return cache[name]
@@ -358,6 +381,7 @@ def _live(
         fp=_cat([c["fp"][live] for c, _, live in pick], np.uint64),
         source=_cat([c["source"][live] for c, _, live in pick], np.uint64),
         tag=_cat([c["tag"][live] for c, _, live in pick], np.uint64),
+        start=_cat([c["start"][live] for c, _, live in pick], np.int64),
         parts=[(v, live) for _, v, live in pick],
     )
 

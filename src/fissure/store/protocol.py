@@ -89,10 +89,12 @@ class Store(Protocol):
        none). Without pieces in the store, ``sub_weight`` changes nothing.
     4. **Collapse** (``collapse=True``): of the chunks of one document with the same
        :func:`~fissure.store.ranking.text_key` (text equal up to case, whitespace and
-       digits), only the best-scoring comes back, with ``Hit.copies`` counting the group;
-       copies in different documents all come back.
-    5. **Ties** go to the smaller :func:`~fissure.store.ranking.id_key` of the chunk id;
-       hits are sorted by score, best first, at most ``k`` of them.
+       digits), one comes back: the earliest (smallest ``start``) of those within
+       ``ranking.TIE`` of the group's best score; ``Hit.copies`` counts the group. Copies
+       in different documents all come back.
+    5. **Order**: by score, best first, at most ``k`` hits; equal scores by source key
+       (:func:`~fissure.store.ranking.id_key` of the source), then ``start``, then the
+       chunk id's key.
     """
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:

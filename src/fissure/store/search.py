@@ -6,9 +6,10 @@
   links, whose chunks join them when blending); the candidates are scored exactly from
   the copy. Used past ``exact_max`` chunks, where a scan costs more than it is worth.
 
-Both paths then rank with :func:`fissure.store.ranking.top` (ties by id key, near-copies
-collapsed) and read texts and metadata from Chroma. A row that the copy holds and Chroma
-does not (a crash between the two writes; the copy is written first) is skipped.
+Both paths then rank with :func:`fissure.store.ranking.top` (ties by place, near-copies
+collapsed to the earliest tied copy) and read texts and metadata from Chroma. A row that
+the copy holds and Chroma does not (a crash between the two writes; the copy is written
+first) is skipped.
 """
 
 from __future__ import annotations
@@ -120,10 +121,10 @@ class Search:
     def _hits(self, candidates: np.ndarray, scores: np.ndarray) -> list[Hit]:
         plan, rows = self.plan, self.rows
         scores = scores.copy()
-        ties = rows.fp[candidates]
+        place = rows.place[candidates]
         groups = rows.tag[candidates] if plan.collapse else None
         while True:
-            order = top(scores, plan.k, ties, groups)
+            order = top(scores, plan.k, place, groups)
             ids = [rows.ids[i].decode("utf-8", "surrogatepass") for i in candidates[order]]
             got = self.store.fetch(ids)
             absent = [j for j, i in zip(order, ids, strict=True) if i not in got]
