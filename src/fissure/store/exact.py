@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -38,12 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fissure.store.locking import locked as _locked
 from fissure.store.ranking import firsts, id_keys, member, places
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: one writer at a time is up to the user
-    fcntl = None  # type: ignore[assignment]
 
 MAX_FILES = 12  # segments + tombstones before a merge
 BLOCK = 65_536  # rows per matrix-vector product: 96 MiB of 384-wide float32
@@ -408,43 +403,3 @@ def _fsync(path: Path) -> None:
 def _sync_dir(folder: Path) -> None:
     with suppress(OSError):  # some file systems cannot sync a folder; renames stay atomic
         _fsync(folder)
-
-
-_HELD: dict[str, tuple[threading.RLock, list[int]]] = {}
-_HELD_GUARD = threading.Lock()
-
-
-@contextmanager
-def _locked(path: Path, exclusive: bool) -> Iterator[None]:
-    """The store's lock: ``flock`` between processes, an ``RLock`` between threads, and
-    re-entrant within a thread (a writer may read the rows it is about to change)."""
-    with _HELD_GUARD:
-        guard, depth = _HELD.setdefault(str(path), (threading.RLock(), [0]))
-    with guard:
-        depth[0] += 1
-        try:
-            if depth[0] > 1 or fcntl is None:
-                yield
-            else:
-                with _flocked(path, exclusive):
-                    yield
-        finally:
-            depth[0] -= 1
-
-
-@contextmanager
-def _flocked(path: Path, exclusive: bool) -> Iterator[None]:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        try:  # a read-only store: share the lock if the file is there, else go without
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            yield
-            return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield
-    finally:
-        os.close(fd)
