@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dedup", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--embed-headings", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("-k", type=int, default=5)
+    parser.add_argument("--collapse", action=argparse.BooleanOptionalAction, default=True,
+                        help="one hit per group of near-copies (the store's default)")
+    parser.add_argument("--search", default="auto", choices=("auto", "exact", "index"))
     parser.add_argument("--questions", default="all", choices=HALVES)
     args = parser.parse_args(argv)
     args.window = args.window or None
@@ -79,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     weight = args.sub_weight if args.sub_vectors else None
     recall, precision, iou = [], [], []
     for question, vector in zip(dataset.questions, vectors, strict=True):
-        hits = store.query(vector, k=args.k, sub_weight=weight)
+        hits = store.query(vector, k=args.k, sub_weight=weight, collapse=args.collapse,
+                           search=args.search)  # fmt: skip
         located: list[Located] = [
             (Path(str(h.metadata["source"])).stem, int(h.metadata["start"]), int(h.metadata["end"]))
             for h in hits
@@ -88,8 +92,9 @@ def main(argv: list[str] | None = None) -> None:
         recall.append(scores.recall)
         precision.append(scores.precision)
         iou.append(scores.iou)
-    print(f"settings: {asdict(settings)}; sub_weight {weight}; k={args.k}; {args.questions} "
-          f"questions ({len(dataset.questions)})")  # fmt: skip
+    print(f"settings: {asdict(settings)}; sub_weight {weight}; k={args.k}; collapse "
+          f"{args.collapse}; search {args.search}; {args.questions} questions "
+          f"({len(dataset.questions)})")  # fmt: skip
     print(f"ingest: {summary.chunks} chunks, {summary.pieces} pieces, {summary.duplicates} "
           f"duplicates left out, {ingested:.0f} s")  # fmt: skip
     for name, values in (("recall", recall), ("precision", precision), ("IoU", iou)):

@@ -56,7 +56,7 @@ def test_blended_query_equals_brute_force(corpus: Path, tmp_path: Path) -> None:
     k = math.ceil(n / 10)  # k * 10 >= chunks: every chunk is a candidate
     for query in _queries(store):
         want = _brute(store, query, WEIGHT)
-        hits = store.query(query, k=k, sub_weight=WEIGHT)
+        hits = store.query(query, k=k, sub_weight=WEIGHT, collapse=False)  # every copy
         assert len(hits) == k
         ranked = sorted(want.values(), reverse=True)[:k]
         assert [h.score for h in hits] == pytest.approx(ranked, abs=1e-5)
@@ -71,14 +71,14 @@ def test_blended_query_equals_brute_force(corpus: Path, tmp_path: Path) -> None:
         store.query(_queries(store)[0], sub_weight=1.5)
 
 
-def test_blended_query_over_ann_candidates(tmp_path: Path) -> None:
+def test_blended_query_over_index_candidates(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus", n=20)
     run(corpus, tmp_path / "store", settings=SUB)
     store = ChromaStore(tmp_path / "store" / "chroma")
     assert store.count() > 50  # candidates come from the two ANN searches
     for query in _queries(store):
         want = _brute(store, query, WEIGHT)
-        hits = store.query(query, k=3, sub_weight=WEIGHT)
+        hits = store.query(query, k=3, sub_weight=WEIGHT, search="index")
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         for hit in hits:
             assert want[hit.chunk_id] == pytest.approx(hit.score, abs=1e-5)

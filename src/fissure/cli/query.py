@@ -49,8 +49,17 @@ def query(
             "JSON line per query, in order, as --json prints them."
         ),
     ] = None,
+    all_copies: Annotated[
+        bool,
+        typer.Option(
+            "--all-copies", help="Show every near-copy (same text up to case, spaces and "
+            "digits in one document), not only the best of each group."
+        ),
+    ] = False,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
+
+    Every chunk is scored exactly up to a million chunks (docs/store.md).
 
     Exit status: 0 answered (even with no hits), 2 an error (no store, bad option …).
     """
@@ -78,7 +87,8 @@ def query(
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
         vectors = model.embed(asked)
-        answers = [found.query(v, k, filters, sub_weight=sub_weight) for v in vectors]
+        answers = [found.query(v, k, filters, sub_weight=sub_weight, collapse=not all_copies)
+                   for v in vectors]  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     finally:
@@ -97,7 +107,8 @@ def query(
         label = printable(str(m.get("entity") or m.get("headings") or ""))
         snippet = " ".join(hit.text.split())
         snippet = printable(snippet[:197] + "…" if len(snippet) > 200 else snippet)
-        typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip())
+        more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
+        typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
 
 
@@ -133,6 +144,7 @@ def _hit(hit: Any, rank: int) -> dict[str, Any]:
         "page": m.get("page"),
         "cell": m.get("cell"),
         "chunk_id": hit.chunk_id,
+        "copies": hit.copies,
         "doc_id": m.get("doc_id"),
         "index": m.get("index"),
         "n_tokens": m.get("n_tokens"),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
-from fissure.cli.output import printable
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, open_existing
+from fissure.cli.output import fail, printable
+from fissure.errors import FissureError
 
 
 def status(
@@ -17,15 +19,39 @@ def status(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the same facts as one JSON object.")
     ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Also check recall: sampled chunks, queried with their own stored "
+            "vectors, must come back first; exit 1 below --min-recall."
+        ),
+    ] = False,
+    sample: Annotated[
+        int, typer.Option(help="Chunks to probe with --check (0: every chunk).")
+    ] = 200,
+    min_recall: Annotated[
+        float, typer.Option(help="The share of probes that must pass --check.")
+    ] = 0.99,
+    search: Annotated[
+        str,
+        typer.Option(help="The path --check probes: auto (the one queries take), exact or "
+                     "index (Chroma's HNSW index).")  # fmt: skip
+    ] = "auto",
 ) -> None:
     """Documents, chunks, failures and settings of each source in the store.
 
-    Exit status: 0 shown, 2 no store there.
+    Exit status: 0 shown (and, with --check, recall at or above --min-recall), 1 --check
+    found recall below --min-recall, 2 no store there.
     """
     from fissure.ingest.pipeline import token_stats
     from fissure.store.open import close_store, is_database
     from fissure.store.pg_schema import redact
 
+    if search not in ("auto", "exact", "index"):
+        fail(f"--search must be auto, exact or index, not {search!r}")
+    if check and is_database(store):
+        fail("--check reads the embedded store's own vector copy; a PostgreSQL store is "
+             "searched exactly up to 10,000 chunks per namespace (docs/scale.md)")  # fmt: skip
     found, manifest = open_existing(store)
     close_store(found)
     name = redact(store) if is_database(store) else store
@@ -65,6 +91,8 @@ def status(
         typer.echo(f"dead letters: {len(manifest.failures())}")
     finally:
         manifest.close()
+    if check:
+        _check(store, sample, min_recall, search)
 
 
 def _report(manifest: Any, store: str) -> dict[str, Any]:
@@ -95,3 +123,32 @@ def _report(manifest: Any, store: str) -> dict[str, Any]:
         "pending": len(manifest.pending()),
         "dead_letters": len(manifest.failures()),
     }
+
+
+def _check(store: str, sample: int, min_recall: float, search: str) -> None:
+    """Print the self-recall of ``sample`` chunks and exit 1 when it is below the bar."""
+    from fissure.store import ChromaStore
+    from fissure.store.check import self_recall
+
+    try:
+        report = self_recall(ChromaStore(Path(store) / "chroma"), sample=sample, search=search)
+    except FissureError as exc:
+        fail(str(exc))
+    typer.echo(
+        f"self-check ({report.search} search over {report.chunks} chunks): {report.found} of "
+        f"{report.sampled} sampled chunks come back first for their own vector "
+        f"(recall {report.recall:.3f})"
+    )
+    if report.groups:
+        typer.echo(f"near-copies: {report.copies} chunks in {report.groups} groups (same text "
+                   "up to case, spaces and digits in one document; queries show one per "
+                   "group)")  # fmt: skip
+    for miss in report.misses[:20]:
+        first = f"{display(miss.first)} at {miss.score:.3f}" if miss.first else "nothing"
+        typer.echo(f"  missed {display(miss.source)}:{miss.lines[0]}-{miss.lines[1]} "
+                   f"(chunk {miss.chunk_id[:12]}): first came {first}")  # fmt: skip
+    if len(report.misses) > 20:
+        typer.echo(f"  … and {len(report.misses) - 20} more")
+    if report.recall < min_recall:
+        fail(f"self-recall {report.recall:.3f} is below {min_recall}: queries miss stored "
+             "chunks; see docs/store.md (exact search, --dedup)", code=1)  # fmt: skip

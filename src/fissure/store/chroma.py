@@ -22,88 +22,134 @@ from typing import Any
 import numpy as np
 
 from fissure.errors import ConfigError, MissingDependencyError
+from fissure.store.exact import Batch, Rows, VectorFile, memory_rows
 from fissure.store.protocol import Hit, Piece
+from fissure.store.ranking import id_keys, text_keys, unit, unit_rows
+from fissure.store.search import SEARCHES, Plan, Search
 from fissure.types import Chunk
 
 COLLECTION = "fissure"
 PIECES = "-pieces"  # the piece collection is named after the chunk one, with this suffix
+EXACT = "fissure-exact"  # the exact-search copy of the vectors, a folder beside Chroma's
+EXACT_MAX = 1_000_000  # chunks up to which every query is an exact scan (docs/store.md)
+HNSW = {"space": "cosine", "max_neighbors": 32}  # new collections; old ones keep theirs
 _PAGE = 1000  # sources per delete filter and ids per get
+_DUMP = 5000  # records per page when the exact copy is rebuilt from Chroma
 
 
 class ChromaStore:
-    """Chunks and vectors in a persistent Chroma collection (cosine space).
+    """Chunks and vectors in a persistent Chroma collection (cosine space), with an exact
+    copy of the vectors that queries scan (:mod:`fissure.store.exact`).
+
+    Queries follow :class:`~fissure.store.protocol.Store`: exact cosine scores, ``where``
+    before ranking, near-copies collapsed. Up to ``exact_max`` chunks every chunk is
+    scored; past it Chroma's HNSW index picks ``max(100, 10 * k)`` candidates, which are
+    then scored exactly.
 
     Args:
         folder: Where Chroma keeps its files (created if missing).
         collection: Collection name.
+        exact_max: Chunks up to which queries scan every vector (default
+            :data:`EXACT_MAX`; ``0`` always uses the index).
 
     Raises:
         MissingDependencyError: chromadb is not installed.
         ConfigError: The folder cannot be used.
     """
 
-    def __init__(self, folder: str | Path, collection: str = COLLECTION) -> None:
+    def __init__(
+        self, folder: str | Path, collection: str = COLLECTION, *, exact_max: int | None = None
+    ) -> None:
         try:
             import chromadb
             from chromadb.config import Settings
         except ImportError as exc:
             raise MissingDependencyError("chromadb", purpose="the vector store") from exc
         self.folder = Path(folder)
+        self.exact_max = EXACT_MAX if exact_max is None else int(exact_max)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             client = chromadb.PersistentClient(
                 path=str(self.folder), settings=Settings(anonymized_telemetry=False)
             )
+            config: Any = {"hnsw": HNSW}
             self._collection = client.get_or_create_collection(
-                collection, embedding_function=None, metadata={"hnsw:space": "cosine"}
+                collection, embedding_function=None, configuration=config
             )
             self._pieces = client.get_or_create_collection(
-                collection + PIECES, embedding_function=None, metadata={"hnsw:space": "cosine"}
+                collection + PIECES, embedding_function=None, configuration=config
             )
         except OSError as exc:
             raise ConfigError(f"cannot open the store in {self.folder}: {exc}") from exc
         self._max_batch = int(client.get_max_batch_size())
+        lock = self.folder / EXACT / "lock"
+        self._exact = VectorFile(self.folder / EXACT / collection, lock)
+        self._exact_pieces = VectorFile(self.folder / EXACT / (collection + PIECES), lock)
+        self._fallback: dict[str, Rows] = {}
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         """Add or replace chunks; ids are the chunks' content-addressed ``chunk_id``."""
         if len(chunks) != len(embeddings):
             raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
-        for at in range(0, len(chunks), self._max_batch):
-            part = chunks[at : at + self._max_batch]
-            self._collection.upsert(
-                ids=[c.chunk_id for c in part],
-                embeddings=np.asarray(embeddings[at : at + len(part)], dtype=np.float32),
-                documents=[c.text for c in part],
-                metadatas=[chunk_metadata(c) for c in part],  # type: ignore[misc]
-            )
+        if not len(chunks):
+            return
+        vectors = unit_rows(embeddings)
+        sources = [c.source or "" for c in chunks]
+        batch = Batch([c.chunk_id for c in chunks], id_keys(sources),
+                      text_keys([c.text for c in chunks], sources), vectors,
+                      np.asarray([c.start for c in chunks], dtype=np.int64))  # fmt: skip
+        with self._exact.writing():  # the copy first: a crash leaves it a superset
+            self._exact.add(batch)
+            for at in range(0, len(chunks), self._max_batch):
+                part = chunks[at : at + self._max_batch]
+                self._collection.upsert(
+                    ids=[c.chunk_id for c in part],
+                    embeddings=vectors[at : at + len(part)],
+                    documents=[c.text for c in part],
+                    metadatas=[chunk_metadata(c) for c in part],  # type: ignore[misc]
+                )
 
     def upsert_pieces(self, pieces: Sequence[Piece], embeddings: np.ndarray) -> None:
         """Add or replace pieces: one record per (piece, overlapped chunk) link."""
         if len(pieces) != len(embeddings):
             raise ValueError(f"{len(pieces)} pieces but {len(embeddings)} embeddings")
-        links = [(p, v) for p, v in zip(pieces, embeddings, strict=True) for _ in p.chunk_ids]
+        vectors = unit_rows(embeddings) if len(pieces) else np.zeros((0, 0), np.float32)
+        links = [(p, v) for p, v in zip(pieces, vectors, strict=True) for _ in p.chunk_ids]
         chunk_ids = [c for p in pieces for c in p.chunk_ids]
-        for at in range(0, len(links), self._max_batch):
-            part = links[at : at + self._max_batch]
-            owners = chunk_ids[at : at + len(part)]
-            self._pieces.upsert(
-                ids=[_link_id(p.piece_id, c) for (p, _), c in zip(part, owners, strict=True)],
-                embeddings=np.asarray([v for _, v in part], dtype=np.float32),
-                documents=[p.text for p, _ in part],
-                metadatas=[  # type: ignore[arg-type]
-                    {"source": p.source, "start": p.start, "end": p.end,
-                     "piece_id": p.piece_id, "chunk_id": c}  # fmt: skip
-                    for (p, _), c in zip(part, owners, strict=True)
-                ],
-            )
+        if not links:
+            return
+        ids = [_link_id(p.piece_id, c) for (p, _), c in zip(links, chunk_ids, strict=True)]
+        batch = Batch(ids, id_keys([p.source for p, _ in links]), id_keys(chunk_ids),
+                      np.asarray([v for _, v in links], dtype=np.float32),
+                      np.asarray([p.start for p, _ in links], dtype=np.int64))  # fmt: skip
+        with self._exact.writing():
+            self._exact_pieces.add(batch)
+            for at in range(0, len(links), self._max_batch):
+                part = links[at : at + self._max_batch]
+                owners = chunk_ids[at : at + len(part)]
+                self._pieces.upsert(
+                    ids=ids[at : at + len(part)],
+                    embeddings=batch.vectors[at : at + len(part)],
+                    documents=[p.text for p, _ in part],
+                    metadatas=[  # type: ignore[arg-type]
+                        {"source": p.source, "start": p.start, "end": p.end,
+                         "piece_id": p.piece_id, "chunk_id": c}  # fmt: skip
+                        for (p, _), c in zip(part, owners, strict=True)
+                    ],
+                )
 
     def delete_sources(self, sources: Sequence[str]) -> None:
         """Remove every chunk and piece of the documents from ``sources``."""
         unique = sorted(set(sources))
-        for at in range(0, len(unique), _PAGE):
-            part = unique[at : at + _PAGE]
-            self._collection.delete(where={"source": {"$in": part}})  # type: ignore[dict-item]
-            self._pieces.delete(where={"source": {"$in": part}})  # type: ignore[dict-item]
+        if not unique:
+            return
+        with self._exact.writing():  # Chroma first: a crash leaves the copy a superset
+            for at in range(0, len(unique), _PAGE):
+                part = unique[at : at + _PAGE]
+                self._collection.delete(where={"source": {"$in": part}})  # type: ignore[dict-item]
+                self._pieces.delete(where={"source": {"$in": part}})  # type: ignore[dict-item]
+            self._exact.delete(id_keys(unique))
+            self._exact_pieces.delete(id_keys(unique))
 
     def query(
         self,
@@ -112,89 +158,94 @@ class ChromaStore:
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
+        collapse: bool = True,
+        search: str = "auto",
     ) -> list[Hit]:
-        """The ``k`` nearest chunks; ``where`` is equality on metadata keys (all must hold).
+        """The ``k`` best chunks for ``vector``, as :class:`~fissure.store.protocol.Store`
+        defines them.
 
-        With ``sub_weight`` ``w`` and pieces in the store, each candidate's score is
-        ``(1 - w) * cos(vector, chunk) + w * max cos(vector, piece)`` over the pieces that
-        overlap it (a chunk without a piece keeps its own score in both terms). The
-        candidates are the ``max(50, 10 * k)`` nearest chunks and the chunks of as many
-        nearest piece links (every chunk, scored exactly, when the store holds no more).
+        Args:
+            vector: The query vector.
+            k: How many hits at most.
+            where: Equality on metadata keys (all must hold), applied before ranking.
+            sub_weight: Blend each chunk's score with its best sentence piece's (0..1).
+            collapse: Return one chunk of each group of near-copies (the best).
+            search: ``auto`` (exact up to ``exact_max`` chunks), ``exact`` or ``index``.
 
         Raises:
-            ConfigError: ``sub_weight`` is not within 0..1.
+            ConfigError: ``sub_weight`` is not within 0..1 or ``search`` is unknown.
         """
         if sub_weight is not None and (
             isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1
         ):
             raise ConfigError(f"sub_weight must be within 0..1, got {sub_weight!r}")
-        if self.count() == 0:
+        if search not in SEARCHES:
+            raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+        if k < 1 or self.count() == 0:
             return []
-        if sub_weight is not None and self.count_pieces():
-            return self._blended(vector, k, where, float(sub_weight))
-        found = self._collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32)],  # type: ignore[arg-type]
-            n_results=k,
-            where=_where(where),  # type: ignore[arg-type]
-            include=["documents", "metadatas", "distances"],
-        )
-        ids = found["ids"][0]
-        docs = (found["documents"] or [[]])[0]
-        metas = (found["metadatas"] or [[]])[0]
-        dists = (found["distances"] or [[]])[0]
-        return [
-            Hit(i, 1.0 - float(d), t or "", dict(m or {}))
-            for i, t, m, d in zip(ids, docs, metas, dists, strict=True)
-        ]
+        rows = self.rows()
+        exact = search == "exact" or (search == "auto" and len(rows) <= self.exact_max)
+        weight = float(sub_weight) if sub_weight is not None and self.count_pieces() else None
+        plan = Plan(unit(vector), k, where, weight, collapse)
+        return Search(self, rows, plan).run(exact)
 
-    def _blended(
-        self, vector: np.ndarray, k: int, where: Mapping[str, Any] | None, weight: float
-    ) -> list[Hit]:
-        query = np.asarray(vector, dtype=np.float32).ravel()
-        depth = max(50, 10 * k)
-        include = ["embeddings", "documents", "metadatas"]
-        if depth >= self.count():
-            chunks = self._collection.get(where=_where(where), include=include)  # type: ignore[arg-type,list-item]
-        else:
-            near = self._collection.query(
-                query_embeddings=[query],  # type: ignore[arg-type]
-                n_results=depth,
-                where=_where(where),  # type: ignore[arg-type]
-                include=["distances"],
-            )
-            linked = self._pieces.query(
-                query_embeddings=[query],  # type: ignore[arg-type]
-                n_results=min(depth, self.count_pieces()),
-                include=["metadatas"],
-            )
-            candidates = set(near["ids"][0])
-            candidates.update(str(m["chunk_id"]) for m in (linked["metadatas"] or [[]])[0] if m)
-            chunks = self._collection.get(
-                ids=sorted(candidates), where=_where(where), include=include  # type: ignore[arg-type,list-item]
-            )
-        ids = list(chunks["ids"])
-        if not ids:
-            return []
-        own = _cosines(query, chunks["embeddings"])
-        best = np.full(len(ids), -np.inf)
-        row = {chunk_id: i for i, chunk_id in enumerate(ids)}
+    def rows(self) -> Rows:
+        """The live rows of the exact copy of the chunks (rebuilt from Chroma when it
+        lacks some: a store made before the copy existed)."""
+        return self._synced(self._exact, self._collection, pieces=False)
+
+    def piece_rows(self) -> Rows:
+        """The live rows of the exact copy of the piece links."""
+        return self._synced(self._exact_pieces, self._pieces, pieces=True)
+
+    def _synced(self, table: VectorFile, collection: Any, pieces: bool) -> Rows:
+        name = str(table.folder)
+        if name in self._fallback and len(self._fallback[name]) == int(collection.count()):
+            return self._fallback[name]
+        try:
+            rows = table.rows()
+            if len(rows) >= int(collection.count()):
+                return rows
+            with table.writing():
+                total = int(collection.count())
+                if len(table.rows()) < total:
+                    dim = _dim(collection)
+                    table.replace(_dump(collection, pieces), upper=total, dim=dim)
+                return table.rows()
+        except OSError:  # a read-only store: keep the copy in memory for this process
+            self._fallback[name] = memory_rows(_dump(collection, pieces))
+            return self._fallback[name]
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``id -> (text, metadata)`` for the chunks of ``ids`` that Chroma holds."""
+        out: dict[str, tuple[str, dict[str, Any]]] = {}
         for at in range(0, len(ids), _PAGE):
-            links = self._pieces.get(
-                where={"chunk_id": {"$in": ids[at : at + _PAGE]}},  # type: ignore[dict-item]
-                include=["embeddings", "metadatas"],  # type: ignore[list-item]
-            )
-            if not links["ids"]:
-                continue
-            scores = _cosines(query, links["embeddings"])
-            for meta, score in zip(links["metadatas"] or [], scores, strict=True):
-                i = row[str(meta["chunk_id"])]
-                best[i] = max(best[i], score)
-        best = np.where(np.isfinite(best), best, own)
-        blended = (1.0 - weight) * own + weight * best
-        order = np.argsort(-blended, kind="stable")[:k]
-        docs = chunks["documents"] or []
-        metas = chunks["metadatas"] or []
-        return [Hit(ids[i], float(blended[i]), docs[i] or "", dict(metas[i] or {})) for i in order]
+            got = self._collection.get(ids=list(ids[at : at + _PAGE]),
+                                       include=["documents", "metadatas"])  # fmt: skip
+            docs = got["documents"] or []
+            metas = got["metadatas"] or []
+            for i, t, m in zip(got["ids"], docs, metas, strict=True):
+                out[i] = (t or "", dict(m or {}))
+        return out
+
+    def matching(self, where: Mapping[str, Any]) -> list[str]:
+        """The ids of the chunks whose metadata satisfies ``where``."""
+        return list(self._collection.get(where=_where(where), include=[])["ids"])  # type: ignore[arg-type]
+
+    def nearest(
+        self, query: np.ndarray, n: int, where: Mapping[str, Any] | None, pieces: bool = False
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Chroma's approximate nearest ``n`` chunks (or piece links): ``(id, metadata)``."""
+        collection = self._pieces if pieces else self._collection
+        total = self.count_pieces() if pieces else self.count()
+        found = collection.query(
+            query_embeddings=[query],  # type: ignore[arg-type]
+            n_results=max(1, min(n, total)),
+            where=_where(where),  # type: ignore[arg-type]
+            include=["metadatas"],
+        )
+        metas = (found["metadatas"] or [[]])[0]
+        return [(i, dict(m or {})) for i, m in zip(found["ids"][0], metas, strict=True)]
 
     def count(self) -> int:
         """How many chunks the collection holds."""
@@ -213,6 +264,32 @@ class ChromaStore:
         return _records(self._pieces)
 
 
+def _dim(collection: Any) -> int:
+    got = collection.get(limit=1, include=["embeddings"])
+    embeddings = got["embeddings"]
+    return int(np.asarray(embeddings).shape[1]) if embeddings is not None and len(embeddings) else 0
+
+
+def _dump(collection: Any, pieces: bool) -> Iterator[Batch]:
+    """Every record of ``collection`` as exact-copy batches (the one-off rebuild)."""
+    offset = 0
+    include = ["embeddings", "metadatas"] + ([] if pieces else ["documents"])
+    while True:
+        page = collection.get(limit=_DUMP, offset=offset, include=include)
+        if not page["ids"]:
+            return
+        metas = [dict(m or {}) for m in page["metadatas"] or []]
+        names = [str(m.get("source", "")) for m in metas]
+        if pieces:
+            tags = id_keys([str(m.get("chunk_id", "")) for m in metas])
+        else:
+            tags = text_keys([t or "" for t in page["documents"] or []], names)
+        vectors = unit_rows(np.asarray(page["embeddings"]))
+        starts = np.asarray([int(m.get("start", 0) or 0) for m in metas], dtype=np.int64)
+        yield Batch(list(page["ids"]), id_keys(names), tags, vectors, starts)
+        offset += len(page["ids"])
+
+
 def _records(collection: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
     offset = 0
     while True:
@@ -228,14 +305,6 @@ def _records(collection: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
 
 def _link_id(piece_id: str, chunk_id: str) -> str:
     return hashlib.sha256(f"{piece_id}\0{chunk_id}".encode()).hexdigest()[:32]
-
-
-def _cosines(query: np.ndarray, vectors: Any) -> np.ndarray:
-    """Cosine of ``query`` with each row of ``vectors`` (0 for a zero vector)."""
-    rows = np.asarray(vectors, dtype=np.float64).reshape(-1, len(query))
-    q = query.astype(np.float64)
-    norms = np.linalg.norm(rows, axis=1) * (np.linalg.norm(q) or 1.0)
-    return np.divide(rows @ q, norms, out=np.zeros(len(rows)), where=norms > 0)
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int]:

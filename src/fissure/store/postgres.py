@@ -23,6 +23,7 @@ from fissure.errors import ConfigError
 from fissure.store.chroma import _link_id, chunk_metadata
 from fissure.store.pg_schema import Database, ensure_vector_index
 from fissure.store.protocol import Hit, Piece
+from fissure.store.ranking import id_keys, places, text_keys, top
 from fissure.types import Chunk
 
 DEFAULT_NAMESPACE = "default"
@@ -138,13 +139,17 @@ class PostgresStore:
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
+        collapse: bool = True,
     ) -> list[Hit]:
         """The ``k`` nearest chunks; ``where`` is equality on metadata keys (all must hold).
 
         With ``sub_weight`` ``w`` and pieces in the store, each candidate's score is
         ``(1 - w) * cos(vector, chunk) + w * max cos(vector, piece)`` over the pieces that
         overlap it (a chunk without a piece keeps its own score in both terms), as in
-        :meth:`ChromaStore.query <fissure.store.chroma.ChromaStore.query>`.
+        :meth:`ChromaStore.query <fissure.store.chroma.ChromaStore.query>`. With
+        ``collapse``, near-copies in one document come back as one hit, ranked and tied
+        as :mod:`fissure.store.ranking` says (``Hit.copies`` counts those among the
+        candidates).
 
         Raises:
             ConfigError: ``sub_weight`` is not within 0..1, or ``where`` holds a value that
@@ -160,11 +165,16 @@ class PostgresStore:
         if count == 0:
             return []
         if sub_weight is not None and self.count_pieces():
-            return self._blended(query, k, filters, float(sub_weight), count)
-        found = self._nearest("fissure_chunks", query, k, filters, count, "chunk_id, text, "
-                              "metadata")  # fmt: skip
-        hits = [Hit(i, 1.0 - float(d), t, dict(m)) for i, t, m, d in found]
-        return sorted(hits, key=lambda h: -h.score)  # the iterative scan's order is relaxed
+            return self._blended(query, k, filters, float(sub_weight), count, collapse)
+        depth = max(4 * k, 64) if collapse else k
+        while True:
+            found = self._nearest("fissure_chunks", query, depth, filters, count, "chunk_id, "
+                                  "text, metadata")  # fmt: skip
+            scored = [(1.0 - float(d), i, t, m) for i, t, m, d in found]
+            hits = _ranked(scored, k, collapse)
+            if len(hits) >= k or len(found) < depth or depth >= count:
+                return hits
+            depth *= 4  # the nearest rows were copies of fewer than k passages: look deeper
 
     def _nearest(
         self, table: str, query: np.ndarray, k: int, filters: Any, count: int, columns: str
@@ -187,7 +197,8 @@ class PostgresStore:
             return conn.execute(sql, args).fetchall()
 
     def _blended(
-        self, query: np.ndarray, k: int, filters: Any, weight: float, count: int
+        self, query: np.ndarray, k: int, filters: Any, weight: float, count: int,
+        collapse: bool,
     ) -> list[Hit]:
         depth = max(50, 10 * k)
         every = depth >= count
@@ -213,8 +224,7 @@ class PostgresStore:
         for chunk_id, text, meta, own, best in rows:
             piece = own if best is None else best
             scored.append(((1.0 - weight) * own + weight * piece, chunk_id, text, meta))
-        scored.sort(key=lambda row: (-row[0], row[1]))
-        return [Hit(i, float(s), t, dict(m)) for s, i, t, m in scored[:k]]
+        return _ranked(scored, k, collapse)
 
     def count(self) -> int:
         """How many chunks the namespace holds."""
@@ -276,3 +286,29 @@ def _filters(where: Mapping[str, Any] | None) -> Any:
     from psycopg.types.json import Jsonb
 
     return Jsonb(dict(where))
+
+
+def _ranked(
+    scored: Sequence[tuple[float, str, str, Any]], k: int, collapse: bool
+) -> list[Hit]:
+    """The ``k`` best of ``(score, chunk_id, text, metadata)`` rows, ordered and (with
+    ``collapse``) grouped by the shared rules of :mod:`fissure.store.ranking`."""
+    if not scored:
+        return []
+    scores = np.array([row[0] for row in scored], dtype=np.float64)
+    ids = [row[1] for row in scored]
+    metas = [dict(row[3]) for row in scored]
+    sources = [str(m.get("source", "")) for m in metas]
+    starts = np.array([int(m.get("start", 0)) for m in metas], dtype=np.int64)
+    place = places(id_keys(sources), starts, id_keys(ids))
+    groups = text_keys([row[2] for row in scored], sources) if collapse else None
+    order = top(scores, k, place, groups)
+    sizes: dict[int, int] = {}
+    if groups is not None:
+        for g in groups.tolist():
+            sizes[g] = sizes.get(g, 0) + 1
+    return [
+        Hit(ids[i], float(scores[i]), scored[i][2], metas[i],
+            copies=sizes.get(int(groups[i]), 1) if groups is not None else 1)  # fmt: skip
+        for i in order
+    ]

@@ -21,12 +21,15 @@ class Hit:
         score: Cosine similarity to the query (higher is closer).
         text: The chunk's exact text.
         metadata: What the store kept about the chunk (``source``, ``lines`` …).
+        copies: How many chunks of its document the hit stands for: itself and its
+            near-copies, collapsed into it (1 when it has none, or without collapse).
     """
 
     chunk_id: str
     score: float
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    copies: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,28 @@ class Store(Protocol):
     Writes must be idempotent: upserting the same chunk twice leaves one copy, and deleting
     a source that has no chunks does nothing. The ingest pipeline relies on both to resume
     after a crash.
+
+    Every store answers :meth:`query` the same way (``fissure.store.ranking`` has the
+    shared parts; ``docs/store.md`` the reasons):
+
+    1. **Scores** are cosines between the query and the stored vectors, computed exactly
+       (float32, unit rows). An approximate index may only propose candidates, and a store
+       must not lose a chunk to it below the size where an exact scan is affordable (the
+       Chroma store scans up to a million chunks): a file of a thousand copies must not
+       hide the other documents.
+    2. **``where``** is equality on metadata keys, all of which must hold; it applies
+       before ranking, so the ``k`` hits are the best of the chunks that match.
+    3. **``sub_weight``** ``w``: a chunk scores ``(1 - w) * own + w * best``, ``best`` the
+       best cosine among the stored pieces that overlap it (its own score when it has
+       none). Without pieces in the store, ``sub_weight`` changes nothing.
+    4. **Collapse** (``collapse=True``): of the chunks of one document with the same
+       :func:`~fissure.store.ranking.text_key` (text equal up to case, whitespace and
+       digits), one comes back: the earliest (smallest ``start``) of those within
+       ``ranking.TIE`` of the group's best score; ``Hit.copies`` counts the group. Copies
+       in different documents all come back.
+    5. **Order**: by score, best first, at most ``k`` hits; equal scores by source key
+       (:func:`~fissure.store.ranking.id_key` of the source), then ``start``, then the
+       chunk id's key.
     """
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
@@ -91,12 +116,10 @@ class Store(Protocol):
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
+        collapse: bool = True,
     ) -> list[Hit]:
-        """The ``k`` chunks closest to ``vector``, optionally filtered on metadata equality.
-
-        With ``sub_weight`` ``w`` (and pieces stored), a chunk's score is ``(1 - w) *`` its
-        own cosine ``+ w *`` the best cosine among the pieces that overlap it.
-        """
+        """The ``k`` best chunks for ``vector`` under ``where``, as the class docstring
+        defines them (exact scores, ``sub_weight`` blending, near-copies collapsed)."""
         ...
 
     def count(self) -> int:
