@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from fissure import limits as bounds
 from fissure.config import ChunkSettings
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError, InputError
+from fissure.limits import Limits
 from fissure.size import Ruler, Sizer, as_sizer
 from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
@@ -49,6 +52,12 @@ class Chunker:
         sizer: A ready :class:`~fissure.size.Sizer` to use instead of ``settings.tokenizer``.
         embedder: For ``semantic``/``hybrid``: a ready embedder, or a spec string that
             replaces ``settings.embedder`` (the keyword is shared with that setting).
+        limits: Bounds on each document (:class:`~fissure.limits.Limits`): here the
+            memory cap (growth of this process while a document is parsed and split,
+            4096 MiB by default; ``Limits(memory_mb=None)`` for none) and the inflate
+            limit of compressed formats. A breach raises
+            :class:`~fissure.errors.LimitError`. The time limit needs a worker process:
+            ``fissure chunk`` and ``fissure ingest`` enforce it.
 
     Raises:
         ConfigError: The settings cannot work (the message says how to fix them).
@@ -65,8 +74,10 @@ class Chunker:
         *,
         sizer: Sizer | None = None,
         embedder: Embedder | str | None = None,
+        limits: Limits | None = None,
         **fields: Any,
     ) -> None:
+        self.limits = limits or bounds.DEFAULT_LIMITS
         if isinstance(embedder, str):
             fields["embedder"], embedder = embedder, None
         base = settings or ChunkSettings()
@@ -106,11 +117,22 @@ class Chunker:
         ``hybrid``: atoms, distances, threshold), e.g. to visualise it."""
         if _blank(document.text):
             return Traced([], None)
-        ruler = Ruler(document.text, self.sizer)
-        blocks = document.blocks if self.settings.strategy in ("structural", "hybrid") else ()
-        reserve = self._reserve(document) if self.settings.prepend_context else None
-        split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
-        return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+        with self._guarded(document.source):
+            ruler = Ruler(document.text, self.sizer)
+            strategy = self.settings.strategy
+            blocks = document.blocks if strategy in ("structural", "hybrid") else ()
+            reserve = self._reserve(document) if self.settings.prepend_context else None
+            split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
+            return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+
+    @contextlib.contextmanager
+    def _guarded(self, source: str) -> Iterator[None]:
+        """Run under this chunker's limits: the memory cap, and the limits parsers read."""
+        with (
+            bounds.using(self.limits),
+            bounds.memory_cap(self.limits.memory_mb, source, flag="Limits(memory_mb=…)"),
+        ):
+            yield
 
     def _reserve(self, document: Document) -> Callable[[int], int]:
         """Tokens that a chunk starting at a position must leave for its context line."""
@@ -134,8 +156,14 @@ class Chunker:
         return split_spans(self.settings, Ruler(text, self.sizer), (), self.embedder).spans
 
     def chunk_file(self, path: str | os.PathLike[str], *, mime: str | None = None) -> list[Chunk]:
-        """Read, detect, parse and chunk a file (``mime`` overrides detection)."""
-        return self.chunk_document(load_document(path, mime=mime))
+        """Read, detect, parse and chunk a file (``mime`` overrides detection).
+
+        Raises:
+            InputError: The file cannot be read, or is binary with no parser.
+            LimitError: The file went past this chunker's ``limits``.
+        """
+        with self._guarded(str(path)):
+            return self.chunk_document(load_document(path, mime=mime))
 
     def _build(
         self,

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from fissure.cli.output import err, fail
+from fissure.cli.output import MaxInflateMb, MemoryMb, Timeout, TimeoutPerMb, err, fail
 from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.source.files import DEFAULT_MAX_BYTES
@@ -70,11 +70,13 @@ def ingest(
             "headings breadcrumb line; the stored text does not change."
         ),
     ] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
+    timeout: Timeout = 120,
+    timeout_per_mb: TimeoutPerMb = 10,
     workers: Annotated[
         int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
     ] = None,
-    memory_mb: Annotated[int, typer.Option(help="Address-space cap per worker, MiB.")] = 4096,
+    memory_mb: MemoryMb = 4096,
+    max_inflate_mb: MaxInflateMb = 256,
     max_bytes: Annotated[int, typer.Option(help="Skip larger files.")] = DEFAULT_MAX_BYTES,
     export: Annotated[
         Path | None, typer.Option(help="Also write this run's chunks here as JSONL.")
@@ -110,6 +112,8 @@ def ingest(
             timeout=timeout,
             memory_mb=memory_mb or None,
             progress=progress and err.is_terminal,
+            timeout_per_mb=timeout_per_mb,
+            max_inflate_mb=max_inflate_mb,
         )
         sink = open(export, "w", encoding="utf-8") if export else nullcontext(None)  # noqa: SIM115
         with sink as stream:

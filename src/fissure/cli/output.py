@@ -38,6 +38,27 @@ Embedder = Annotated[
     ),
 ]
 
+# The limits on one document (see fissure.limits), shared by chunk and ingest.
+Timeout = Annotated[
+    float,
+    typer.Option(
+        help="Seconds one document may take to parse and split before its worker is killed "
+        "as hung, plus --timeout-per-mb per MB (embedding for semantic cuts does not count)."
+    ),
+]
+TimeoutPerMb = Annotated[float, typer.Option(help="Extra seconds per MB of a document.")]
+MemoryMb = Annotated[
+    int,
+    typer.Option(help="Memory (address space) per worker process, MiB; 0 for no cap."),
+]
+MaxInflateMb = Annotated[
+    int,
+    typer.Option(
+        help="How far one document's compressed content (DOCX members, PDF streams) may "
+        "inflate, MiB; members inflating over 100 times their size are refused as bombs."
+    ),
+]
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line and exit; never a traceback."""

@@ -41,11 +41,15 @@ class Options:
     Attributes:
         settings: Chunk settings.
         workers: Parsing processes.
-        timeout: Seconds one document may take to parse and split.
+        timeout: Seconds one document may take to parse and split, plus
+            ``timeout_per_mb`` per MB of it (time spent embedding for semantic cuts does
+            not count; see :class:`fissure.limits.Limits`).
         memory_mb: Address-space cap per worker, or ``None``.
         batch_chunks: Chunks per embedding batch (and per store write and manifest commit).
         plugins: Modules each worker imports first (they may register parsers).
         progress: Show progress bars on stderr.
+        timeout_per_mb: Extra seconds per MB of a document.
+        max_inflate_mb: How far one document's compressed content may inflate, MiB.
     """
 
     settings: ChunkSettings = field(default_factory=ChunkSettings)
@@ -55,6 +59,8 @@ class Options:
     batch_chunks: int = 256
     plugins: tuple[str, ...] = ()
     progress: bool = False
+    timeout_per_mb: float = 10.0
+    max_inflate_mb: int = 256
 
 
 @dataclass
@@ -128,7 +134,9 @@ def ingest(
                             embed_headings=opts.settings.embed_headings)  # fmt: skip
             replaced = _run(source, plan.todo, writer, opts, bar, export)
         config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
-                  "timeout": opts.timeout, "memory_mb": opts.memory_mb}  # fmt: skip
+                  "timeout": opts.timeout, "memory_mb": opts.memory_mb,
+                  "timeout_per_mb": opts.timeout_per_mb,
+                  "max_inflate_mb": opts.max_inflate_mb}  # fmt: skip
         manifest.record_run(source.origin, spec or source.origin, config)
         writer.timings.scan = scanned
         writer.timings.total = time.perf_counter() - started
@@ -209,7 +217,9 @@ def _run(
     group: list[Outcome] = []
     size = 0
     pool = WorkerPool(opts.settings, workers=opts.workers, timeout=opts.timeout,
-                      memory_mb=opts.memory_mb, plugins=plugin_modules(opts.plugins))  # fmt: skip
+                      memory_mb=opts.memory_mb, plugins=plugin_modules(opts.plugins),
+                      timeout_per_mb=opts.timeout_per_mb,
+                      max_inflate_mb=opts.max_inflate_mb)  # fmt: skip
     try:
         with pool if readable else _nothing():
             outcomes = pool.run(_tasks(source, readable, early, writer.timings)) if readable else ()

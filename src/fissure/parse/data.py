@@ -98,6 +98,8 @@ def parse_yaml(text: str, *, source: str) -> Document:
     fast = _FAST_LOADER if "\t" not in text and "\ufeff" not in text else yaml.SafeLoader
     try:
         documents = _yaml_documents(text, fast)
+    except MemoryError:
+        raise
     except Exception:  # PyYAML's own parser decides, and words the error, as it always has
         try:
             documents = _yaml_documents(text, yaml.SafeLoader)

@@ -15,6 +15,7 @@ from enum import IntEnum
 from typing import Any
 
 from fissure.errors import InputError
+from fissure.parse.archive import check_zip
 from fissure.parse.outline import LINE_GAP, Outline
 from fissure.types import Document
 
@@ -58,13 +59,19 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
 
     Raises:
         InputError: The bytes are not a DOCX file python-docx can open.
+        LimitError: The archive would inflate past the limits (see
+            :func:`fissure.parse.archive.check_zip`).
     """
     import docx
 
     mime = mime or "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    data = bytes(data)
+    check_zip(data, kind="DOCX", source=source)
     try:
-        document = docx.Document(io.BytesIO(bytes(data)))
+        document = docx.Document(io.BytesIO(data))
         content = list(document.iter_inner_content())
+    except MemoryError:
+        raise
     except Exception as exc:  # zip, XML and package errors all mean "not a usable DOCX"
         raise InputError(
             f"{source}: not a readable DOCX file ({type(exc).__name__}: {exc}); check that "
@@ -121,6 +128,8 @@ class _Writer:
         self.tables += 1
         try:
             rows = [_row_text(row) for row in table.rows]
+        except MemoryError:
+            raise
         except Exception as exc:  # a malformed grid loses the table, not the document
             self.warnings.append(f"table {self.tables}: unreadable ({type(exc).__name__})")
             return

@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import Any
 
 from fissure.errors import InputError
+from fissure.parse.pdfguard import check_streams
 from fissure.types import Block, Document
 
 __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
@@ -50,6 +51,7 @@ def parse(data: bytes, *, source: str, mime: str = "application/pdf") -> Documen
     """
     import pypdfium2 as pdfium
 
+    check_streams(data, source=source)  # a stream bomb is refused before pdfium inflates it
     try:
         document = pdfium.PdfDocument(bytes(data))
     except pdfium.PdfiumError as exc:
