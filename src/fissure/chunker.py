@@ -88,11 +88,7 @@ class Chunker:
             from fissure.embed import load_embedder
 
             self.embedder = load_embedder(self.settings.embedder)
-        if self.settings.budget < self.sizer.min_budget:
-            raise ConfigError(
-                f"max_tokens={self.settings.budget} is too small for {self.sizer.name}: one "
-                f"character can take {self.sizer.min_budget} tokens; use at least that"
-            )
+        check_budget(self.settings, self.sizer)
 
     def chunk(self, text: str, *, source: str = "<text>") -> list[Chunk]:
         """Chunk a string of text.
@@ -117,7 +113,7 @@ class Chunker:
         ``hybrid``: atoms, distances, threshold), e.g. to visualise it."""
         if _blank(document.text):
             return Traced([], None)
-        with self._guarded(document.source):
+        with self.guarded(document.source):
             ruler = Ruler(document.text, self.sizer)
             strategy = self.settings.strategy
             blocks = document.blocks if strategy in ("structural", "hybrid") else ()
@@ -126,8 +122,10 @@ class Chunker:
             return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
 
     @contextlib.contextmanager
-    def _guarded(self, source: str) -> Iterator[None]:
-        """Run under this chunker's limits: the memory cap, and the limits parsers read."""
+    def guarded(self, source: str) -> Iterator[None]:
+        """Run the block under this chunker's limits: the memory cap and the limits that
+        parsers read (:func:`fissure.limits.current`); a breach raises
+        :class:`~fissure.errors.LimitError`."""
         with (
             bounds.using(self.limits),
             bounds.memory_cap(self.limits.memory_mb, source, flag="Limits(memory_mb=…)"),
@@ -162,7 +160,7 @@ class Chunker:
             InputError: The file cannot be read, or is binary with no parser.
             LimitError: The file went past this chunker's ``limits``.
         """
-        with self._guarded(str(path)):
+        with self.guarded(str(path)):
             return self.chunk_document(load_document(path, mime=mime))
 
     def _build(
@@ -229,6 +227,16 @@ class Chunker:
                 )
             )
         return chunks
+
+
+def check_budget(settings: ChunkSettings, sizer: Sizer) -> None:
+    """Raise :class:`ConfigError` when ``settings`` budget is too small for ``sizer`` (the
+    check :class:`Chunker` makes when it is built)."""
+    if settings.budget < sizer.min_budget:
+        raise ConfigError(
+            f"max_tokens={settings.budget} is too small for {sizer.name}: one "
+            f"character can take {sizer.min_budget} tokens; use at least that"
+        )
 
 
 def _blank(text: str) -> bool:

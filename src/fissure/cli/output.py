@@ -49,7 +49,10 @@ Timeout = Annotated[
 TimeoutPerMb = Annotated[float, typer.Option(help="Extra seconds per MB of a document.")]
 MemoryMb = Annotated[
     int,
-    typer.Option(help="Memory (address space) per worker process, MiB; 0 for no cap."),
+    typer.Option(
+        help="Memory (address space) one document may take, MiB: the cap of each worker "
+        "process; 0 for none."
+    ),
 ]
 MaxInflateMb = Annotated[
     int,

@@ -137,8 +137,13 @@ class WorkerPool:
         self._slots: list[_Slot] = []
 
     def __enter__(self) -> WorkerPool:
-        self._slots = [self._start() for _ in range(self.size)]
+        self.start()
         return self
+
+    def start(self) -> None:
+        """Start the worker processes (``with pool:`` does; idempotent)."""
+        if not self._slots:
+            self._slots = [self._start() for _ in range(self.size)]
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -174,34 +179,6 @@ class WorkerPool:
             if not busy:
                 return
             yield from self._collect(busy)
-
-    def run_ordered(self, items: Iterable[Task | Outcome]) -> Iterator[Outcome]:
-        """Like :meth:`run`, but outcomes come back in the order of ``items``; an item that
-        is already an :class:`Outcome` (a file skipped before parsing) passes through."""
-        order: list[Outcome | str] = []  # each item's outcome, or its source while pending
-        done: dict[str, list[Outcome]] = {}
-
-        def tasks() -> Iterator[Task]:
-            for item in items:
-                if isinstance(item, Outcome):
-                    order.append(item)
-                else:
-                    order.append(item.source)
-                    yield item
-
-        emitted = 0
-        for outcome in self.run(tasks()):
-            done.setdefault(outcome.source, []).append(outcome)
-            while emitted < len(order):
-                head = order[emitted]
-                if isinstance(head, str):
-                    if not done.get(head):
-                        break
-                    head = done[head].pop(0)
-                yield head
-                emitted += 1
-        for head in order[emitted:]:  # trailing skips after the last task
-            yield head if isinstance(head, Outcome) else done[head].pop(0)
 
     def _send(self, slot: _Slot, task: Task) -> None:
         slot.begin(task, self.limits.seconds_for(len(task.data)))
