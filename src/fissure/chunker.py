@@ -249,13 +249,21 @@ _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
 
 
 class _Placer:
-    """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context."""
+    """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context.
+
+    Every chunk carries these, so each is bounded (:mod:`fissure.limits`): a title to
+    ``MAX_HEADING_CHARS``, the breadcrumb to ``MAX_HEADINGS`` titles, an entity name to
+    ``MAX_ENTITY_CHARS``; one chunk's metadata stays a few KB whatever the document holds
+    (a JSON document with 30 levels of 10 KB keys would otherwise copy 300 KB onto each of
+    its chunks). Chunks in the same block share one breadcrumb.
+    """
 
     def __init__(self, text: str, blocks: Sequence[Block], name: str | None) -> None:
         self.text = text
         self.blocks = blocks
         self.name = name
         self.starts_of: dict[int, list[int]] = {}
+        self.places: dict[int, tuple[tuple[str, ...], str | None, str | None]] = {}
 
     def __call__(
         self, start: int, end: int, meta: dict[str, Any]
@@ -263,18 +271,36 @@ class _Placer:
         if not self.blocks:
             return (), None, None, None, self.name
         trail = _trail(self.text, self.blocks, start, end, self.starts_of)
-        headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
-        if trail:
-            meta["block"] = trail[-1].kind
-            meta.update({k: v for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS})
+        if not trail:
+            return (), None, None, None, self.name
+        innermost = trail[-1]
+        place = self.places.get(id(innermost))
+        if place is None:
+            place = self.places[id(innermost)] = self._place(trail)
+        headings, entity, context = place
+        meta["block"] = innermost.kind
+        meta.update({k: _short(v, bounds.MAX_META_CHARS)
+                     for k, v in innermost.metadata.items() if k in _BLOCK_KEYS})  # fmt: skip
+        return headings, entity, _inherited(trail, "page"), _inherited(trail, "cell"), context
+
+    def _place(self, trail: list[Block]) -> tuple[tuple[str, ...], str | None, str | None]:
+        titles = [b.title for b in trail if b.title and b.kind != "heading"]
+        if len(titles) > bounds.MAX_HEADINGS:  # the outermost two and the innermost ones
+            keep = bounds.MAX_HEADINGS - 3
+            titles = [*titles[:2], "…", *titles[-keep:]]
+        headings = tuple(_short(t, bounds.MAX_HEADING_CHARS) for t in titles)
+        entity = _inherited(trail, "entity")
+        if isinstance(entity, str):
+            entity = _short(entity, bounds.MAX_ENTITY_CHARS)
         context = " › ".join(x for x in (self.name, *headings) if x) or None
-        return (
-            headings,
-            _inherited(trail, "entity"),
-            _inherited(trail, "page"),
-            _inherited(trail, "cell"),
-            context,
-        )
+        return headings, entity, context
+
+
+def _short(value: Any, limit: int) -> Any:
+    """A string cut to ``limit`` characters (the last one an ellipsis); others as they are."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
 
 
 @lru_cache(maxsize=4096)

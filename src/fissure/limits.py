@@ -64,6 +64,8 @@ MAX_QUERY_DEPTH = 1024
 MAX_HEADING_CHARS = 200
 MAX_HEADINGS = 12
 MAX_ENTITY_CHARS = 500
+# Block facts copied onto each chunk (an element path, a fence's language) likewise.
+MAX_META_CHARS = 1000
 
 
 @dataclass(frozen=True, slots=True)
