@@ -59,7 +59,7 @@ def check_zip(data: bytes, *, kind: str, source: str) -> None:
         declared = 0
         for info in members:
             declared += info.file_size
-            _check_size(source, kind, info.filename, info.file_size, info.compress_size, cap)
+            _check_size(source, kind, info.filename, info.file_size, info.compress_size, cap=cap)
             if declared > cap:
                 raise limits.inflate_error(f"{source}: {kind}: the archive", declared, len(data))
         total = 0
@@ -67,7 +67,7 @@ def check_zip(data: bytes, *, kind: str, source: str) -> None:
             total += _inflate(archive, info, source, kind, cap - total)
 
 
-def _check_size(source: str, kind: str, name: str, size: int, stored: int, cap: int) -> None:
+def _check_size(source: str, kind: str, name: str, size: int, stored: int, *, cap: int) -> None:
     if size > cap or (size > limits.RATIO_FLOOR and size > limits.MAX_RATIO * max(stored, 1)):
         raise limits.inflate_error(f"{source}: {kind}: {name}", size, stored)
 
@@ -85,10 +85,9 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, kind:
                     head += block[:65536]
                     _check_prolog(head, what)
                 size += len(block)
-                if size > room or (
-                    size > limits.RATIO_FLOOR and size > limits.MAX_RATIO * max(info.compress_size, 1)
-                ):  # fmt: skip
+                if size > room:
                     raise limits.inflate_error(what, size, info.compress_size)
+                _check_size(source, kind, info.filename, size, info.compress_size, cap=room)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
         raise InputError(
             f"{what} cannot be inflated ({type(exc).__name__}: {exc}); the file is damaged "

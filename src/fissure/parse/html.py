@@ -6,7 +6,10 @@ with cells joined by `` | ``. Scripts, styles, navigation, headers, footers, asi
 forms are dropped. Sections nest by h1…h6 whatever the DOM nesting, and every block
 records its element path (``html>body>main>p``) in ``metadata["path"]``.
 
-The DOM is walked with an explicit stack, so 10,000 nested elements are no problem.
+The DOM is walked with an explicit stack, so 10,000 nested elements are no problem; tags
+nested past :data:`fissure.limits.MAX_HTML_DEPTH` are dropped before the tree is built (the
+tree builder's work grows with the square of the depth), their text kept, and
+``metadata["fallback"]`` says so.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+from fissure import limits
 from fissure.errors import InputError
+from fissure.parse.htmldepth import cap_depth
 from fissure.parse.outline import BLOCK_GAP, LINE_GAP, Outline
 from fissure.types import Document
 
@@ -127,6 +132,7 @@ def parse(html: str, *, source: str, mime: str = "text/html") -> Document:
         raise InputError(f"HTML must be decoded text, not {type(html).__name__}; decode it first")
     from selectolax.lexbor import LexborHTMLParser
 
+    html, depth = cap_depth(html, limits.MAX_HTML_DEPTH)
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("head > title")
     title = _collapse(title_node.text()) if title_node is not None else ""
@@ -137,7 +143,12 @@ def parse(html: str, *, source: str, mime: str = "text/html") -> Document:
     if tree.root is not None:
         walker.walk(tree.root)
     text, blocks = walker.out.finish()
-    metadata = {"title": title} if title else {}
+    metadata: dict[str, Any] = {"title": title} if title else {}
+    if depth > limits.MAX_HTML_DEPTH:
+        metadata["fallback"] = (
+            f"HTML nests {depth} elements deep: tags past {limits.MAX_HTML_DEPTH} levels were "
+            "dropped before parsing (their text is kept)"
+        )
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
 
 

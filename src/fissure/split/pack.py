@@ -16,6 +16,7 @@ from typing import NamedTuple
 from fissure.size import Ruler
 from fissure.size.ruler import Table
 from fissure.split.levels import Cuts, is_grapheme_break
+from fissure.split.windowed import WINDOW, WindowedTable
 from fissure.types import Block
 
 
@@ -127,28 +128,9 @@ class Packer:
 
     def _pack(self, run: Run, table: Table | None = None) -> None:
         if table is None:
-            bounds = run.bounds
-            if (
-                len(bounds) == 2
-                and run.blocks is None
-                and self.ruler.counts_parts
-                and bounds[1] - bounds[0] > 4 * self.max_tokens  # a shorter one likely fits
-            ):
-                # One part: measure it by the finer parts it is split into if it does not
-                # fit, so that an oversized document is not counted twice.
-                child = self.expand(run, 0)
-                if child is not None:
-                    table = self.ruler.table(child.bounds, cap=self.max_tokens)
-                    last = len(child.bounds) - 2
-                    if not table.fits(0, last, self.max_tokens):
-                        self._pack(child, table)
-                        return
-                    s, e = table.start(0), table.end(last)
-                    if s < e:
-                        size = table.size(0, last)
-                        self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
-                    return
-            table = self.ruler.table(run.bounds, cap=self.max_tokens)
+            table = self._measure(run)
+            if table is None:
+                return
         fits, budget, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
         carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0
@@ -170,6 +152,46 @@ class Packer:
             if s < e:
                 pieces.append(Piece(s, e, run.cut(i), size, self._damage()))
             i = j + 1
+
+    def _measure(self, run: Run) -> Table | None:
+        """The table to pack ``run`` by; ``None`` when ``run``, one part, was packed here."""
+        bounds = run.bounds
+        if (
+            len(bounds) == 2
+            and run.blocks is None
+            and self.ruler.counts_parts
+            and bounds[1] - bounds[0] > 4 * self.max_tokens  # a shorter one likely fits
+        ):
+            # One part: measure it by the finer parts it is split into if it does not
+            # fit, so that an oversized document is not counted twice.
+            child = self.expand(run, 0)
+            if child is not None and len(child.bounds) > WINDOW:
+                # Too many parts for one table: measure the part itself, up to the budget,
+                # and pack its parts window by window if it is over.
+                table = self.ruler.table(bounds, cap=self.max_tokens)
+                if table.fits(0, 0, self.max_tokens):
+                    return table
+                self._pack(child)
+                return None
+            if child is not None:
+                table = self.ruler.table(child.bounds, cap=self.max_tokens)
+                last = len(child.bounds) - 2
+                if not table.fits(0, last, self.max_tokens):
+                    self._pack(child, table)
+                    return None
+                s, e = table.start(0), table.end(last)
+                if s < e:
+                    size = table.size(0, last)
+                    self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
+                return None
+        return self._table(bounds)
+
+    def _table(self, bounds: list[int]) -> Table:
+        """Sizes of the runs of these parts: one table, or a window of one over a long run
+        (see :mod:`fissure.split.windowed`)."""
+        if len(bounds) > WINDOW:
+            return WindowedTable(self.ruler, bounds, self.max_tokens, WINDOW)
+        return self.ruler.table(bounds, cap=self.max_tokens)
 
     def _split_part(self, run: Run, k: int, carry: int | None) -> None:
         """Pack part ``k``, which is over budget, by its finer parts.
