@@ -47,6 +47,14 @@ MAX_ENTRIES = 10_000
 # when parsed and again when packed; past this, the rest of the text is split by its
 # paragraphs and lines instead (millions of one-line CSV records or JSON members).
 MAX_BLOCKS = 100_000
+# Line-based parsers past these many lines (markdown-it keeps up to 2 KB of tokens per
+# line, nbformat a few KB per cell) fall back to plain text.
+MAX_LINES = 1_000_000
+MAX_MARKDOWN_LINES = 100_000
+MAX_CELLS = 20_000
+# HTML with more tags than this is read as text without its markup (lexbor and the walk
+# keep a few hundred bytes per element).
+MAX_HTML_TAGS = 1_000_000
 # Element nesting kept as structure in HTML (browsers stop nesting at 512 as well);
 # deeper tags are dropped before the tree is built, their text kept.
 MAX_HTML_DEPTH = 512

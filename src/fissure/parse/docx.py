@@ -14,6 +14,7 @@ import re
 from enum import IntEnum
 from typing import Any
 
+from fissure import limits
 from fissure.errors import InputError
 from fissure.parse.archive import check_zip
 from fissure.parse.outline import LINE_GAP, Outline
@@ -90,6 +91,8 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
         metadata["title"] = title
     if writer.warnings:
         metadata["warnings"] = writer.warnings
+    if writer.out.capped:
+        metadata["fallback"] = f"over {limits.MAX_BLOCKS:,} blocks: the rest has none"
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
 
 

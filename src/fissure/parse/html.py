@@ -19,7 +19,8 @@ from typing import Any
 
 from fissure import limits
 from fissure.errors import InputError
-from fissure.parse.htmldepth import cap_depth
+from fissure.parse import text as plain
+from fissure.parse.htmldepth import cap_depth, text_of
 from fissure.parse.outline import BLOCK_GAP, LINE_GAP, Outline
 from fissure.types import Document
 
@@ -132,6 +133,8 @@ def parse(html: str, *, source: str, mime: str = "text/html") -> Document:
         raise InputError(f"HTML must be decoded text, not {type(html).__name__}; decode it first")
     from selectolax.lexbor import LexborHTMLParser
 
+    if html.count("<") > limits.MAX_HTML_TAGS:  # a tree costs a few hundred bytes per element
+        return _as_text(html, source, mime)
     html, depth = cap_depth(html, limits.MAX_HTML_DEPTH)
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("head > title")
@@ -144,12 +147,27 @@ def parse(html: str, *, source: str, mime: str = "text/html") -> Document:
         walker.walk(tree.root)
     text, blocks = walker.out.finish()
     metadata: dict[str, Any] = {"title": title} if title else {}
+    if walker.out.capped:
+        metadata["fallback"] = f"over {limits.MAX_BLOCKS:,} blocks: the rest has none"
     if depth > limits.MAX_HTML_DEPTH:
         metadata["fallback"] = (
             f"HTML nests {depth} elements deep: tags past {limits.MAX_HTML_DEPTH} levels were "
             "dropped before parsing (their text is kept)"
         )
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
+
+
+def _as_text(html: str, source: str, mime: str) -> Document:
+    """A page too big for a tree: its text without markup, parsed as plain text."""
+    document = plain.parse(text_of(html), source=source)
+    why = (
+        f"over {limits.MAX_HTML_TAGS:,} tags: the markup was dropped and the text parsed as "
+        "plain text"
+    )
+    metadata = {**document.metadata, "fallback": why}
+    return Document.from_text(
+        document.text, source=source, mime=mime, blocks=document.blocks, metadata=metadata
+    )
 
 
 def _collapse(text: str, *, breaks: str = "\n") -> str:

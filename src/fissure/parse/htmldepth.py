@@ -61,6 +61,16 @@ def cap_depth(html: str, limit: int) -> tuple[str, int]:
     return _flatten(html, limit), deepest
 
 
+def text_of(html: str) -> str:
+    """The text of ``html`` without markup (comments, raw text and tags dropped, entities
+    decoded, one line per block of text): for pages too big to build a tree for."""
+    import html as entities
+
+    bare = _TAGS.sub("\n", _SKIPPED.sub("\n", html))
+    lines = (" ".join(line.split()) for line in entities.unescape(bare).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
 def _steps(tags: list[tuple[str, str, str]]) -> list[int]:
     """+1 for a tag that opens a level, -1 for one that closes it, 0 otherwise."""
     steps = []

@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 
+from fissure import limits
 from fissure.parse.markdown import markdown_blocks
 from fissure.parse.text import nest_sections, rstrip_end
 from fissure.types import Block, Document
@@ -46,7 +47,13 @@ def parse(text: str, *, source: str, outputs: bool = False) -> Document:
     Returns:
         A document whose blocks are ``cell`` blocks (``metadata["cell"]`` = cell index,
         ``metadata["cell_type"]``), grouped into ``section`` blocks by Markdown headings.
+
+    Raises:
+        ValueError: Over :data:`fissure.limits.MAX_CELLS` cells (nbformat keeps a few KB per
+            cell); the registry then parses the file as plain text.
     """
+    if text.count('"cell_type"') > limits.MAX_CELLS:
+        raise ValueError(f"a notebook of more than {limits.MAX_CELLS:,} cells")
     notebook = nbformat.reads(text, as_version=4)
     language = _language(notebook)
     parts: list[str] = []
