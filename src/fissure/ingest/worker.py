@@ -57,6 +57,7 @@ def serve(
         return
     if limits.memory_mb:
         _limit_memory(limits.memory_mb)
+    conn.send(("ready",))  # the parent starts the first document's clock now
     while True:
         try:
             message = conn.recv()

@@ -33,6 +33,7 @@ from fissure.store.protocol import Piece
 from fissure.types import Chunk
 
 PLUGINS_ENV = "FISSURE_PLUGINS"
+BOOT_S = 300.0  # seconds a worker may take to start (imports, plugins, a model to load)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,15 +91,27 @@ class _Slot:
     task: Task | None = None
     started: float = 0.0
     deadline: float = 0.0
+    budget: float = 0.0
     embedding_since: float | None = None  # the worker is embedding (semantic cuts)
     embedded: float = 0.0  # seconds spent embedding, added to the deadline
+    spawned: float = field(default_factory=time.monotonic)
+    ready: bool = False  # the worker has loaded its settings, plugins and models
 
     def begin(self, task: Task, budget: float) -> None:
-        self.task, self.started = task, time.monotonic()
+        self.task, self.started, self.budget = task, time.monotonic(), budget
         self.deadline, self.embedding_since, self.embedded = self.started + budget, None, 0.0
 
+    def booted(self, now: float) -> None:
+        """The worker is ready: a document sent before counts its time from now."""
+        self.ready = True
+        if self.task is not None:
+            self.started, self.deadline = now, now + self.budget
+
     def due(self) -> float:
-        """When the document's time is up (never while the worker embeds)."""
+        """When the document's time is up (never while the worker embeds); a worker that
+        is still starting (loading a model) has ``BOOT_S`` for that first."""
+        if not self.ready:
+            return self.spawned + BOOT_S
         return float("inf") if self.embedding_since is not None else self.deadline
 
 
@@ -203,6 +216,9 @@ class WorkerPool:
                 if message is not None and message[0] == "embedding":
                     _embedding(slot, message[1], now)
                     continue
+                if message is not None and message[0] == "ready":
+                    slot.booted(now)
+                    continue
                 if message is not None and message[0] == "fatal":
                     raise ConfigError(f"the parsing workers cannot start: {message[1]}")
                 if message is not None:
@@ -216,7 +232,12 @@ class WorkerPool:
                     code = None
                 yield self._replace(slot, task, "WorkerDied", self._death(code), now)
             elif now >= slot.due():
-                yield self._replace(slot, task, "Timeout", self._late(slot, task), now)
+                why = (
+                    self._late(slot, task)
+                    if slot.ready
+                    else (f"the worker did not start within {BOOT_S:g} s; it was replaced")
+                )
+                yield self._replace(slot, task, "Timeout", why, now)
 
     def _late(self, slot: _Slot, task: Task) -> str:
         budget = self.limits.describe_time(len(task.data))
@@ -250,8 +271,10 @@ class WorkerPool:
     def _start(self) -> _Slot:
         mine, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        # -P: the current folder is not put on sys.path (with -m it would be, and a file
+        # there named like a module, say h2.py, would run in the worker).
         process = subprocess.Popen(
-            [sys.executable, "-m", "fissure.ingest.worker", str(theirs.fileno())],
+            [sys.executable, "-P", "-m", "fissure.ingest.worker", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             env=env,
             stdin=subprocess.DEVNULL,
