@@ -8,6 +8,7 @@ the largest single process's ``ru_maxrss`` is kept as well and the larger figure
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import subprocess
@@ -75,10 +76,8 @@ def _poll(pid: int, peak: list[int], done: threading.Event) -> None:
         total = 0
         try:
             for proc in [root, *root.children(recursive=True)]:
-                try:
+                with contextlib.suppress(psutil.Error):
                     total += proc.memory_info().rss
-                except psutil.Error:
-                    pass
         except psutil.Error:
             return
         peak[0] = max(peak[0], total)
@@ -86,7 +85,5 @@ def _poll(pid: int, peak: list[int], done: threading.Event) -> None:
 
 
 def _kill_tree(pid: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(pid, 9)
-    except OSError:
-        pass
