@@ -1,0 +1,88 @@
+"""One hostile case through ``fissure chunk``, ``fissure ingest``, ``dlq list`` and ``query``.
+
+Shared by ``tests/hostile/test_content.py`` (which asserts on the result) and
+``bench/hostile.py`` (which tabulates it). A case folder holds the hostile entries and two
+good files (:mod:`tests.hostile.content_cases`); the commands run from its parent with the
+``hashing`` embedder, so that what is measured is parsing, splitting and storing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.hostile.measure import Measured, run_measured
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+GOOD = ("good-notes.md", "good-code.py")
+
+
+def fissure(*args: str, cwd: Path, timeout: float) -> Measured:
+    """``python -m fissure ARGS`` with this checkout's sources, measured."""
+    env = {"PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    return run_measured([sys.executable, "-m", "fissure", *args], timeout=timeout, cwd=cwd,
+                        env=env)  # fmt: skip
+
+
+@dataclass
+class CaseRun:
+    """What the commands did with one case folder.
+
+    Attributes:
+        chunk, ingest: The two runs (exit status, seconds, peak MiB, output).
+        sources: File names that got chunks from ``fissure chunk``.
+        jsonl_bytes: Size of its JSONL.
+        lines: Its stderr lines (skips, fallbacks, the summary).
+        dead: ``fissure dlq list`` lines after the ingest.
+        found: Whether the good Markdown file came back from an unfiltered query (``None``
+            when there is no phrase to look for); ``found_filtered``: with ``--where source``.
+    """
+
+    chunk: Measured
+    ingest: Measured
+    sources: set[str] = field(default_factory=set)
+    jsonl_bytes: int = 0
+    lines: list[str] = field(default_factory=list)
+    dead: list[str] = field(default_factory=list)
+    found: bool | None = None
+    found_filtered: bool | None = None
+
+
+def run_case(folder: Path, args: tuple[str, ...], timeout: float, phrase: str | None) -> CaseRun:
+    """Chunk, ingest, list dead letters and query for ``phrase`` (when given)."""
+    cwd, name = folder.parent, folder.name
+    out = cwd / f"{name}.jsonl"
+    chunk = fissure("chunk", name, "-o", str(out), *args, cwd=cwd, timeout=timeout)
+    store = cwd / f"{name}.store"
+    ingest = fissure("ingest", name, "--store", str(store), "--embedder", "hashing",
+                     "--no-progress", *args, cwd=cwd, timeout=timeout)  # fmt: skip
+    result = CaseRun(chunk, ingest, lines=chunk.stderr.replace("\n ", " ").splitlines())
+    if out.is_file():
+        result.jsonl_bytes = out.stat().st_size
+        with out.open(encoding="utf-8") as rows:
+            result.sources = {Path(json.loads(row)["source"]).name for row in rows}
+    if (store / "manifest.sqlite3").is_file():
+        letters = fissure("dlq", "list", "--store", str(store), cwd=cwd, timeout=120)
+        result.dead = letters.stdout.splitlines()
+        if phrase is not None:
+            result.found, result.found_filtered = _found(folder, store, phrase)
+    return result
+
+
+def _found(folder: Path, store: Path, phrase: str) -> tuple[bool, bool]:
+    cwd = folder.parent
+    hits = fissure("query", phrase, "--store", str(store), "-k", "5", cwd=cwd, timeout=120)
+    if GOOD[0] in hits.stdout:
+        return True, True
+    where = f"source={(folder / GOOD[0]).resolve()}"
+    only = fissure("query", phrase, "--store", str(store), "-k", "1", "--where", where, cwd=cwd,
+                   timeout=120)  # fmt: skip
+    return False, GOOD[0] in only.stdout
+
+
+def hostile_entries(folder: Path) -> list[Path]:
+    """The entries of a case folder other than its good files."""
+    return sorted(p for p in folder.iterdir() if p.name not in GOOD)
