@@ -88,7 +88,11 @@ def chunk(
     memory_mb: MemoryMb = 4096,
     max_inflate_mb: MaxInflateMb = 256,
 ) -> None:
-    """Split documents into chunks with exact offsets and a hard token budget."""
+    """Split documents into chunks with exact offsets and a hard token budget.
+
+    Each document runs under --memory-mb, --timeout (+ --timeout-per-mb) and
+    --max-inflate-mb; one that breaks a limit is skipped with the reason, and the run goes on.
+    """
     if fmt not in ("jsonl", "table"):
         fail(f"unknown --format {fmt!r}: use jsonl or table")
     try:
