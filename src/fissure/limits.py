@@ -76,6 +76,25 @@ MAX_ENTITY_CHARS = 500
 MAX_META_CHARS = 1000
 
 
+class BlockBudget:
+    """The blocks one parser may still make for a document (``MAX_BLOCKS``); ``capped``
+    turns true once one was refused."""
+
+    __slots__ = ("left", "capped")
+
+    def __init__(self, limit: int = MAX_BLOCKS) -> None:
+        self.left = limit
+        self.capped = False
+
+    def take(self) -> bool:
+        """Whether one more block may be made (it is counted)."""
+        if self.left <= 0:
+            self.capped = True
+            return False
+        self.left -= 1
+        return True
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Bounds on one document's parse and split.

@@ -63,6 +63,11 @@ def make_pdf(pages: list[list[list[str]]]) -> bytes:
         objects[page_id + 1] = (
             b"<< /Length %d >>\nstream\n" % len(stream) + stream + (b"\nendstream")
         )
+    return write_pdf(objects)
+
+
+def write_pdf(objects: dict[int, bytes]) -> bytes:
+    """A PDF file of numbered objects (1 is the catalog), with its cross-reference table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}

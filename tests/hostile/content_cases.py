@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.chunk_checks import corpus_maker
+
 GOOD_MD = "good-notes.md"
 GOOD_PY = "good-code.py"
 
@@ -147,18 +149,7 @@ def build_docx_forged_size(folder: Path) -> str:
 
 
 def _pdf(objects: dict[int, bytes]) -> bytes:
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = out.tell()
-        out.write(b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n")
-    xref, size = out.tell(), max(objects) + 1
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
-    for number in range(1, size):
-        out.write(b"%010d 00000 n \n" % offsets[number])
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref))
-    return out.getvalue()
+    return corpus_maker().write_pdf(objects)  # type: ignore[no-any-return]
 
 
 def build_pdf_bomb(folder: Path) -> str:

@@ -78,7 +78,7 @@ def parse_json(text: str, *, source: str) -> Document:
     scanner = _JsonScanner(text)
     root = scanner.scan()
     blocks = _blocks(root, text, depth=0) if root is not None else ()
-    metadata = {"fallback": _capped("JSON")} if scanner.members >= limits.MAX_BLOCKS else {}
+    metadata = {"fallback": _capped("JSON")} if scanner.budget.left <= 0 else {}
     return Document.from_text(
         text, source=source, mime=JSON_MIME, blocks=blocks, metadata=metadata
     )
@@ -176,7 +176,7 @@ class _JsonScanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
-        self.members = 0  # blocks recorded, up to MAX_BLOCKS
+        self.budget = limits.BlockBudget()
 
     def scan(self) -> _Node | None:
         """The root collection's node (``None`` for a scalar document).
@@ -211,7 +211,7 @@ class _JsonScanner:
     def _value(self, stack: list[_Open]) -> object:
         """Open a collection that gets blocks (``_OPENED``), or skip a value to its end."""
         start, char = self.pos, self.text[self.pos : self.pos + 1]
-        if char in ("{", "[") and len(stack) < MAX_DEPTH and self.members < limits.MAX_BLOCKS:
+        if char in ("{", "[") and len(stack) < MAX_DEPTH and self.budget.left > 0:
             flat_end = self._flat_array_end(start) if char == "[" else None
             if flat_end is None:
                 stack.append(_Open("}" if char == "{" else "]", _Node(start)))
@@ -287,9 +287,8 @@ class _JsonScanner:
         nested = finished if isinstance(finished, _Node) else None
         if top.closer == "]" and finished is None:
             return  # scalars in arrays get no block: a million numbers are not a million units
-        if self.members >= limits.MAX_BLOCKS:
+        if not self.budget.take():
             return
-        self.members += 1
         kind = "item" if top.closer == "]" else "key"
         top.node.members.append((kind, top.key, top.member_start, nested, self.pos))
 
@@ -321,7 +320,7 @@ def _yaml_documents(text: str, loader: type) -> tuple[list[_Node], bool]:
     whether members were left out past ``MAX_BLOCKS``."""
     documents: list[_Node] = []
     stack: list[_YamlFrame] = []
-    members = _Members()
+    members = limits.BlockBudget()
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.CollectionStartEvent):
             parent = stack[-1]
@@ -349,22 +348,6 @@ def _yaml_documents(text: str, loader: type) -> tuple[list[_Node], bool]:
     return documents, members.capped
 
 
-class _Members:
-    """Counts the members recorded across a YAML stream, up to ``MAX_BLOCKS``."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.capped = False
-
-    def take(self) -> bool:
-        """Whether one more member may be recorded."""
-        if self.count >= limits.MAX_BLOCKS:
-            self.capped = True
-            return False
-        self.count += 1
-        return True
-
-
 def _yaml_value(
     parent: _YamlFrame,
     text: str,
@@ -372,7 +355,7 @@ def _yaml_value(
     end: int,
     node: _Node | None,
     title: str | None,
-    members: _Members,
+    members: limits.BlockBudget,
 ) -> None:
     """Record a value (or a key) that just ended inside ``parent``."""
     if parent.kind == "document":

@@ -51,16 +51,12 @@ class Outline:
         self._gap = ""
         self._stack: list[_Frame] = [_Frame("root", 0, None, {})]
         self._unstarted = 1  # frames from this index on have written nothing yet
-        self._made = 0  # blocks made (or opened), up to MAX_BLOCKS
-        self.capped = False
+        self._budget = limits.BlockBudget()
 
-    def _room(self) -> bool:
-        """Whether one more block may be made."""
-        if self._made >= limits.MAX_BLOCKS:
-            self.capped = True
-            return False
-        self._made += 1
-        return True
+    @property
+    def capped(self) -> bool:
+        """Whether blocks were left out past ``MAX_BLOCKS`` (their text is written)."""
+        return self._budget.capped
 
     @property
     def depth(self) -> int:
@@ -102,7 +98,7 @@ class Outline:
             return
         self.request_gap(gap)
         start = self._write(text)
-        if self._room():
+        if self._budget.take():
             self._stack[-1].children.append(
                 Block(kind, start, self._pos, level, title, (), dict(metadata or {}))
             )
@@ -119,7 +115,7 @@ class Outline:
         """Open a block whose children follow (section, table, list, item)."""
         self.request_gap(gap)
         frame = _Frame(kind, level, title, dict(metadata or {}), gap)
-        frame.silent = not self._room()
+        frame.silent = not self._budget.take()
         self._stack.append(frame)
 
     def write(self, text: str, *, gap: str = "") -> None:
