@@ -37,8 +37,13 @@ def _expected(outcome: str) -> tuple[str, str]:
     return kind, text.strip()
 
 
-PARAMS = [pytest.param(name, marks=[pytest.mark.slow] if case.slow else []) for name, case in
-          CASES.items()]  # fmt: skip
+def _marks(slow: bool) -> list[pytest.MarkDecorator]:
+    # Two commands of up to TIME_S each (three times that when slow), plus dlq and query.
+    budget = 2 * TIME_S * (3 if slow else 1) + 120
+    return [pytest.mark.timeout(budget), *([pytest.mark.slow] if slow else [])]
+
+
+PARAMS = [pytest.param(name, marks=_marks(case.slow)) for name, case in CASES.items()]
 
 
 @pytest.mark.parametrize("name", PARAMS)
