@@ -35,10 +35,11 @@ except ImportError:  # not POSIX: no address-space cap
     resource = None
 
 MIB = 1 << 20
+DEFAULT_INFLATE_MB = 256
 
 # Compressed content (zip members, PDF streams) inflating more than this many times its
 # stored size, once past RATIO_FLOOR bytes, is a bomb: real XML and page content
-# compress 3 to 30 times.
+# compress 3 to 30 times. (Limits.max_ratio grows with max_inflate_mb.)
 MAX_RATIO = 100
 RATIO_FLOOR = 4 * MIB
 # Members of one archive (a DOCX has a few dozen).
@@ -116,7 +117,7 @@ class Limits:
     memory_mb: int | None = 4096
     timeout: float = 120.0
     timeout_per_mb: float = 10.0
-    max_inflate_mb: int = 256
+    max_inflate_mb: int = DEFAULT_INFLATE_MB
 
     def __post_init__(self) -> None:
         if self.memory_mb is not None and (
@@ -154,6 +155,16 @@ class Limits:
         """``max_inflate_mb`` in bytes."""
         return self.max_inflate_mb * MIB
 
+    @property
+    def max_ratio(self) -> float:
+        """The compression ratio past which content is a bomb: ``MAX_RATIO``, growing with
+        ``max_inflate_mb`` above its default (raising that is how a genuine file gets in)."""
+        return MAX_RATIO * max(1.0, self.max_inflate_mb / DEFAULT_INFLATE_MB)
+
+    def is_bomb(self, inflated: int, stored: int) -> bool:
+        """Whether ``inflated`` bytes from ``stored`` is past the ratio (past RATIO_FLOOR)."""
+        return inflated > RATIO_FLOOR and inflated > self.max_ratio * max(stored, 1)
+
 
 NO_LIMITS = Limits(memory_mb=None)
 
@@ -179,12 +190,13 @@ def using(limits: Limits) -> Iterator[Limits]:
 def inflate_error(what: str, inflated: int, stored: int, *, cap: int | None = None) -> LimitError:
     """The error for compressed content past the inflate limit or the ratio."""
     ratio = inflated / max(stored, 1)
-    limit = cap if cap is not None else current().inflate_bytes
+    limits = current()
+    limit = cap if cap is not None else limits.inflate_bytes
     return LimitError(
         f"{what} inflates past {inflated / MIB:.0f} MiB from {stored / MIB:.2f} MiB "
-        f"(ratio {ratio:.0f}); limits: {limit // MIB} MiB per document (--max-inflate-mb) "
-        f"and ratio {MAX_RATIO} past {RATIO_FLOOR // MIB} MiB. If the file is genuine, raise "
-        "--max-inflate-mb (Limits(max_inflate_mb=…))"
+        f"(ratio {ratio:.0f}); limits: {limit // MIB} MiB per document and ratio "
+        f"{limits.max_ratio:.0f} past {RATIO_FLOOR // MIB} MiB. If the file is genuine, raise "
+        "--max-inflate-mb (Limits(max_inflate_mb=…)); the ratio limit grows with it"
     )
 
 

@@ -58,7 +58,8 @@ MaxInflateMb = Annotated[
     int,
     typer.Option(
         help="How far one document's compressed content (DOCX members, PDF streams) may "
-        "inflate, MiB; members inflating over 100 times their size are refused as bombs."
+        "inflate, MiB; content inflating over 100 times its size (more when this is raised) "
+        "is refused as a bomb."
     ),
 ]
 

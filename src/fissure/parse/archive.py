@@ -68,7 +68,7 @@ def check_zip(data: bytes, *, kind: str, source: str) -> None:
 
 
 def _check_size(source: str, kind: str, name: str, size: int, stored: int, *, cap: int) -> None:
-    if size > cap or (size > limits.RATIO_FLOOR and size > limits.MAX_RATIO * max(stored, 1)):
+    if size > cap or limits.current().is_bomb(size, stored):
         raise limits.inflate_error(f"{source}: {kind}: {name}", size, stored)
 
 

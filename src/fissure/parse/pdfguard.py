@@ -96,7 +96,7 @@ def _inflated(raw: bytes, filters: list[str], what: str, room: int) -> int:
 def _check(size: int, stored: int, what: str, room: int) -> None:
     if size > room:
         raise limits.inflate_error(f"{what} (with the streams before it)", size, stored)
-    if size > limits.RATIO_FLOOR and size > limits.MAX_RATIO * max(stored, 1):
+    if limits.current().is_bomb(size, stored):
         raise limits.inflate_error(what, size, stored)
 
 
