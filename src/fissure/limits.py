@@ -83,8 +83,8 @@ class BlockBudget:
 
     __slots__ = ("left", "capped")
 
-    def __init__(self, limit: int = MAX_BLOCKS) -> None:
-        self.left = limit
+    def __init__(self, limit: int | None = None) -> None:
+        self.left = MAX_BLOCKS if limit is None else limit
         self.capped = False
 
     def take(self) -> bool:
