@@ -33,6 +33,10 @@ except ImportError:  # built without a C compiler: the loop below does it
     _build_plain = None
 
 
+# Texts shorter than this are split without the memory cap (see trace_document).
+_GUARD_CHARS = 256 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class Traced:
     """Chunks, and the semantic trace behind them (``None`` for other strategies)."""
@@ -54,8 +58,9 @@ class Chunker:
             replaces ``settings.embedder`` (the keyword is shared with that setting).
         limits: Bounds on each document (:class:`~fissure.limits.Limits`): here the
             memory cap (growth of this process while a document is parsed and split,
-            4096 MiB by default; ``Limits(memory_mb=None)`` for none) and the inflate
-            limit of compressed formats. A breach raises
+            4096 MiB by default; ``Limits(memory_mb=None)`` for none; a text under 256 K
+            characters is split without it, as it needs little) and the inflate limit of
+            compressed formats. A breach raises
             :class:`~fissure.errors.LimitError`. The time limit needs a worker process:
             ``fissure chunk`` and ``fissure ingest`` enforce it.
 
@@ -113,7 +118,10 @@ class Chunker:
         ``hybrid``: atoms, distances, threshold), e.g. to visualise it."""
         if _blank(document.text):
             return Traced([], None)
-        with self.guarded(document.source):
+        # Splitting takes memory in proportion to the text: a short one needs no cap (and
+        # setting one costs more than chunking it).
+        small = len(document.text) < _GUARD_CHARS
+        with contextlib.nullcontext() if small else self.guarded(document.source):
             ruler = Ruler(document.text, self.sizer)
             strategy = self.settings.strategy
             blocks = document.blocks if strategy in ("structural", "hybrid") else ()
