@@ -18,13 +18,15 @@ import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
-from tests.hostile.fuzzing import FORMATS, Oracle, inputs, keep
+from tests.hostile.fuzzing import FORMATS, REGRESSIONS, Oracle, inputs, keep
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("ok", "refused", "uncaught", "hang", "crash", "masked")
 
 
-def fuzz_format(fmt: str, count: int, oracle: Oracle) -> tuple[dict[str, int], float, list[str]]:
+def fuzz_format(
+    fmt: str, count: int, oracle: Oracle, folder: Path = REGRESSIONS
+) -> tuple[dict[str, int], float, list[str]]:
     """Run ``count`` inputs of ``fmt``; the verdict counts, seconds and kept files."""
     before = dict(oracle.counts)
     kept: list[str] = []
@@ -38,7 +40,7 @@ def fuzz_format(fmt: str, count: int, oracle: Oracle) -> tuple[dict[str, int], f
         name, data = named
         found = oracle.check(name, data)
         if found.failed:
-            kept.append(keep(f"{fmt}-{name}", data, found).name)
+            kept.append(keep(f"{fmt}-{name}", data, found, folder).name)
 
     run()
     counts = {k: oracle.counts.get(k, 0) - before.get(k, 0) for k in KINDS}
@@ -83,6 +85,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, help="formats (default: all)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per input")
     parser.add_argument("--out", type=Path, default=RESULTS / "fuzz.md")
+    parser.add_argument("--keep", type=Path, default=REGRESSIONS, help="where failures go")
     args = parser.parse_args()
     formats = args.only or sorted(FORMATS)
     each = max(1, args.inputs // len(formats))
@@ -90,7 +93,7 @@ def main() -> None:
     started = time.perf_counter()
     with Oracle(timeout=args.timeout) as oracle:
         for fmt in formats:
-            counts, seconds, kept = fuzz_format(fmt, each, oracle)
+            counts, seconds, kept = fuzz_format(fmt, each, oracle, args.keep)
             rows.append((fmt, counts, seconds, kept))
             print(f"{fmt}: {counts} in {seconds:.0f} s", flush=True)
     command = f"python -m bench.fuzz --inputs {args.inputs}"

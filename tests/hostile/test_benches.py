@@ -36,7 +36,8 @@ def test_hostile_bench_writes_its_table(tmp_path: Path) -> None:
 @pytest.mark.timeout(300)
 def test_fuzz_bench_writes_its_table(tmp_path: Path) -> None:
     out = tmp_path / "fuzz.md"
-    done = _bench("bench.fuzz", "--inputs", "24", "--out", str(out), "--only", "json", "csv")
+    done = _bench("bench.fuzz", "--inputs", "24", "--out", str(out), "--only", "json", "csv",
+                  "--keep", str(tmp_path / "found"))  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     text = out.read_text()
     assert "| json | 12 |" in text and "| csv | 12 |" in text and "| **all** | **24** |" in text
