@@ -7,14 +7,17 @@ timeout and memory cap of :class:`tests.hostile.fuzzing.Oracle`), and writes
 ``bench/results/fuzz.md``: inputs per format, what came back, time. Every failure (an
 uncaught exception, a hang, a crash, a parser error hidden behind a fallback) is kept under
 ``tests/corpus/fuzz/`` for ``tests/hostile/test_fuzz.py`` to replay. It is CPU-heavy: run it
-with ``nice -n 19``. ``--inputs 600`` is a smoke run (seconds).
+with ``nice -n 19``; ``--jobs N`` splits the formats over N processes (each with its own
+worker). ``--inputs 600`` is a smoke run (seconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import platform
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -22,6 +25,7 @@ from tests.hostile.fuzzing import FORMATS, REGRESSIONS, Oracle, inputs, keep
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = ("ok", "refused", "uncaught", "hang", "crash", "masked")
+Row = tuple[str, dict[str, int], float, list[str]]  # format, verdict counts, seconds, kept
 
 
 def fuzz_format(
@@ -47,8 +51,7 @@ def fuzz_format(
     return counts, time.perf_counter() - started, kept
 
 
-def report(rows: list[tuple[str, dict[str, int], float, list[str]]], total_s: float,
-           timeout: float, command: str) -> str:  # fmt: skip
+def report(rows: list[Row], total_s: float, timeout: float, command: str) -> str:
     """The Markdown results table."""
     lines = [
         "# Fuzzing every parser",
@@ -78,25 +81,41 @@ def report(rows: list[tuple[str, dict[str, int], float, list[str]]], total_s: fl
     return "\n".join(lines) + "\n"
 
 
+def fuzz_formats(formats: list[str], each: int, timeout: float, folder: Path) -> list[Row]:
+    """Fuzz several formats with one oracle (one worker process), in order."""
+    rows = []
+    with Oracle(timeout=timeout) as oracle:
+        for fmt in formats:
+            counts, seconds, kept = fuzz_format(fmt, each, oracle, folder)
+            rows.append((fmt, counts, seconds, kept))
+            print(f"{fmt}: {counts} in {seconds:.0f} s", flush=True)
+    return rows
+
+
 def main() -> None:
     """Parse arguments, fuzz, write the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100_000, help="inputs across formats")
     parser.add_argument("--only", nargs="*", default=None, help="formats (default: all)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per input")
+    parser.add_argument("--jobs", type=int, default=1, help="processes, formats split among them")
     parser.add_argument("--out", type=Path, default=RESULTS / "fuzz.md")
     parser.add_argument("--keep", type=Path, default=REGRESSIONS, help="where failures go")
     args = parser.parse_args()
     formats = args.only or sorted(FORMATS)
     each = max(1, args.inputs // len(formats))
-    rows = []
     started = time.perf_counter()
-    with Oracle(timeout=args.timeout) as oracle:
-        for fmt in formats:
-            counts, seconds, kept = fuzz_format(fmt, each, oracle, args.keep)
-            rows.append((fmt, counts, seconds, kept))
-            print(f"{fmt}: {counts} in {seconds:.0f} s", flush=True)
-    command = f"python -m bench.fuzz --inputs {args.inputs}"
+    shares = [formats[k :: args.jobs] for k in range(max(1, args.jobs)) if formats[k :: args.jobs]]
+    if len(shares) == 1:
+        rows = fuzz_formats(formats, each, args.timeout, args.keep)
+    else:
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(len(shares), mp_context=spawn) as pool:
+            done = [pool.submit(fuzz_formats, share, each, args.timeout, args.keep)
+                    for share in shares]  # fmt: skip
+            rows = sorted((row for future in done for row in future.result()), key=lambda r: r[0])
+    command = f"python -m bench.fuzz --inputs {args.inputs}" + (
+        f" --jobs {args.jobs}" if args.jobs > 1 else "")  # fmt: skip
     text = report(rows, time.perf_counter() - started, args.timeout, command)
     args.out.write_text(text, encoding="utf-8")
     print(text)
