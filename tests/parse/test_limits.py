@@ -185,3 +185,17 @@ def test_breadcrumbs_on_chunks_are_bounded():
     assert deepest.headings[:2] == (keys[0][:199] + "…", keys[1][:199] + "…")
     assert len(deepest.headings) == limits.MAX_HEADINGS
     assert deepest.headings[2] == "…" and deepest.headings[-1].startswith("k29-")
+
+
+def test_a_block_tree_thousands_deep_is_packed_without_exhausting_the_stack():
+    from fissure.types import Block, Document
+
+    text = "fault line " * 3000
+    block = Block("paragraph", 0, 10)
+    for _ in range(3000):
+        block = Block("section", 0, len(text) - 1, 1, "t", (block,))
+    document = Document.from_text(text, blocks=(block,))
+    chunker = Chunker(max_tokens=16)
+    assert_chunk_invariants(document, chunker, chunker.chunk_document(document))
+    nested_lists = b"<ul>" * 3000 + b"deep item" + b"</ul>" * 3000
+    _chunks_whole(nested_lists, "lists.html")

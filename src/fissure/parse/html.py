@@ -191,6 +191,7 @@ class _Walker:
         self.inline: list[str] = []
         self.lists = 0  # open lists
         self.ordinals: list[int] = []  # next number of each open list, 0 when unordered
+        self.opened: list[bool] = []  # whether each open list made a block
 
     def walk(self, root: Any) -> None:
         """Visit ``root`` and everything under it."""
@@ -258,10 +259,14 @@ class _Walker:
         """Open the block ``node`` starts, if any; the children to visit."""
         children = list(node.iter(include_text=True))
         if tag in ("ul", "ol"):
-            gap = LINE_GAP if self.lists else BLOCK_GAP  # a nested list follows its item's line
-            self.out.open("list", level=HtmlLevel.BLOCK, metadata=self._meta(), gap=gap)
+            # Past _MAX_DEPTH (lists nested without items) a list is no block of its own.
+            opened = self.lists < _MAX_DEPTH
+            if opened:
+                gap = LINE_GAP if self.lists else BLOCK_GAP  # a nested list follows its item
+                self.out.open("list", level=HtmlLevel.BLOCK, metadata=self._meta(), gap=gap)
             self.lists += 1
             self.ordinals.append(1 if tag == "ol" else 0)
+            self.opened.append(opened)
         elif tag == "li":
             return self._item(node, children)
         return children
@@ -269,7 +274,8 @@ class _Walker:
     def _leave(self, tag: str) -> None:
         self._flush()
         if tag in ("ul", "ol"):
-            self.out.close()
+            if self.opened.pop():
+                self.out.close()
             self.lists -= 1
             self.ordinals.pop()
         elif tag == "li":

@@ -68,6 +68,11 @@ class Piece(NamedTuple):
 # Units that a chunk may cut through only when the unit alone is over budget. A class
 # splitting into its methods is structure, not damage; a class with nothing inside to
 # split by is a unit like a function.
+# Parts split inside parts this deep have their Block children ignored and are cut by text
+# levels: packing recurses once per level, and a Block tree thousands deep (HTML lists
+# nested without items) would exhaust the stack.
+MAX_NESTING = 128
+
 ATOMIC = frozenset({"code", "function", "method", "row", "header", "front_matter", "cell"})
 WHOLE_WHEN_LEAF = frozenset({"class", "struct", "interface", "impl", "trait", "enum"})
 
@@ -96,6 +101,7 @@ class Packer:
         self.leaf_levels = leaf_levels or {}
         self.pieces: list[Piece] = []
         self._inside: list[str] = []  # atomic units being cut through, outermost first
+        self._nesting: list[int] = []  # parts being split, outermost first (see MAX_NESTING)
 
     # ------------------------------------------------------------------ measuring
 
@@ -217,10 +223,12 @@ class Packer:
         damaged = _atomic(run.blocks[k] if run.blocks else None)
         if damaged:
             self._inside.append(damaged)
+        self._nesting.append(k)
         if child is not None:
             self._pack(child)
         else:
             self._cut_chars(run.bounds[k], run.bounds[k + 1], run.cut(k))
+        self._nesting.pop()
         if damaged:
             self._inside.pop()
 
@@ -229,7 +237,7 @@ class Packer:
         remain."""
         start, end, cut = run.bounds[k], run.bounds[k + 1], run.cut(k)
         block = run.blocks[k] if run.blocks else None
-        if block is not None and block.children:
+        if block is not None and block.children and len(self._nesting) < MAX_NESTING:
             return block_run(block.children, start, end, cut)
         levels, depth = run.levels, run.depth
         if block is not None:
