@@ -37,8 +37,9 @@ class CaseRun:
         jsonl_bytes: Size of its JSONL.
         lines: Its stderr lines (skips, fallbacks, the summary).
         dead: ``fissure dlq list`` lines after the ingest.
+        stored: File names with chunks in the store (from ``ingest --export``).
         found: Whether the good Markdown file came back from an unfiltered query (``None``
-            when there is no phrase to look for); ``found_filtered``: with ``--where source``.
+            when there is no phrase to look for).
     """
 
     chunk: Measured
@@ -47,8 +48,8 @@ class CaseRun:
     jsonl_bytes: int = 0
     lines: list[str] = field(default_factory=list)
     dead: list[str] = field(default_factory=list)
+    stored: set[str] = field(default_factory=set)
     found: bool | None = None
-    found_filtered: bool | None = None
 
 
 def run_case(folder: Path, args: tuple[str, ...], timeout: float, phrase: str | None) -> CaseRun:
@@ -56,31 +57,30 @@ def run_case(folder: Path, args: tuple[str, ...], timeout: float, phrase: str | 
     cwd, name = folder.parent, folder.name
     out = cwd / f"{name}.jsonl"
     chunk = fissure("chunk", name, "-o", str(out), *args, cwd=cwd, timeout=timeout)
-    store = cwd / f"{name}.store"
+    store, export = cwd / f"{name}.store", cwd / f"{name}.export.jsonl"
     ingest = fissure("ingest", name, "--store", str(store), "--embedder", "hashing",
-                     "--no-progress", *args, cwd=cwd, timeout=timeout)  # fmt: skip
+                     "--no-progress", "--export", str(export), *args, cwd=cwd,
+                     timeout=timeout)  # fmt: skip
     result = CaseRun(chunk, ingest, lines=chunk.stderr.replace("\n ", " ").splitlines())
-    if out.is_file():
-        result.jsonl_bytes = out.stat().st_size
-        with out.open(encoding="utf-8") as rows:
-            result.sources = {Path(json.loads(row)["source"]).name for row in rows}
+    result.sources, result.jsonl_bytes = _sources(out)
+    result.stored, _ = _sources(export)
     if (store / "manifest.sqlite3").is_file():
         letters = fissure("dlq", "list", "--store", str(store), cwd=cwd, timeout=120)
         result.dead = letters.stdout.splitlines()
         if phrase is not None:
-            result.found, result.found_filtered = _found(folder, store, phrase)
+            hits = fissure("query", phrase, "--store", str(store), "-k", "5", cwd=cwd,
+                           timeout=120)  # fmt: skip
+            result.found = GOOD[0] in hits.stdout
     return result
 
 
-def _found(folder: Path, store: Path, phrase: str) -> tuple[bool, bool]:
-    cwd = folder.parent
-    hits = fissure("query", phrase, "--store", str(store), "-k", "5", cwd=cwd, timeout=120)
-    if GOOD[0] in hits.stdout:
-        return True, True
-    where = f"source={(folder / GOOD[0]).resolve()}"
-    only = fissure("query", phrase, "--store", str(store), "-k", "1", "--where", where, cwd=cwd,
-                   timeout=120)  # fmt: skip
-    return False, GOOD[0] in only.stdout
+def _sources(jsonl: Path) -> tuple[set[str], int]:
+    """The file names with chunks in a JSONL file, and its size."""
+    if not jsonl.is_file():
+        return set(), 0
+    with jsonl.open(encoding="utf-8") as rows:
+        names = {Path(json.loads(row)["source"]).name for row in rows}
+    return names, jsonl.stat().st_size
 
 
 def hostile_entries(folder: Path) -> list[Path]:
