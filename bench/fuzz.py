@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=REGRESSIONS, help="where failures go")
     args = parser.parse_args()
     formats = args.only or sorted(FORMATS)
-    each = max(1, args.inputs // len(formats))
+    each = max(1, -(-args.inputs // len(formats)))  # at least --inputs in all
     started = time.perf_counter()
     shares = [formats[k :: args.jobs] for k in range(max(1, args.jobs)) if formats[k :: args.jobs]]
     if len(shares) == 1:

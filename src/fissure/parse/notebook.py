@@ -55,7 +55,10 @@ def parse(text: str, *, source: str, outputs: bool = False) -> Document:
     """
     if text.count('"cell_type"') > limits.MAX_CELLS:
         raise ValueError(f"a notebook of more than {limits.MAX_CELLS:,} cells")
-    notebook = nbformat.reads(text, as_version=4)
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:  # nbformat on odd JSON
+        raise ValueError(f"not a valid notebook ({type(exc).__name__}: {exc})") from None
     _check_cells(notebook)
     language = _language(notebook)
     parts: list[str] = []
