@@ -129,7 +129,9 @@ def ingest(
             job = Job(source, plan.todo, writer, opts, bar, export)
             replaced = (engine or LocalEngine()).run(job)
         config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
-                  "timeout": opts.timeout, "memory_mb": opts.memory_mb}  # fmt: skip
+                  "timeout": opts.timeout, "memory_mb": opts.memory_mb,
+                  "timeout_per_mb": opts.timeout_per_mb,
+                  "max_inflate_mb": opts.max_inflate_mb}  # fmt: skip
         manifest.record_run(source.origin, spec or source.origin, config)
         writer.timings.scan = scanned
         writer.timings.total = time.perf_counter() - started
@@ -210,8 +212,9 @@ class LocalEngine:
         background: Background[Outcome] = Background(writer.write)
         groups: Groups[Outcome] = Groups(background.put, opts.batch_chunks)
         pool = WorkerPool(opts.settings, workers=opts.workers, timeout=opts.timeout,
-                          memory_mb=opts.memory_mb,
-                          plugins=plugin_modules(opts.plugins))  # fmt: skip
+                          memory_mb=opts.memory_mb, plugins=plugin_modules(opts.plugins),
+                          timeout_per_mb=opts.timeout_per_mb,
+                          max_inflate_mb=opts.max_inflate_mb)  # fmt: skip
         try:
             with pool if readable else _nothing():
                 tasks = read_tasks(job.source, readable, early, writer.timings, writer.digests)
