@@ -12,6 +12,7 @@ from fissure.cli import eval as eval_cmd
 from fissure.cli import ingest as ingest_cmd
 from fissure.cli import models as models_cmd
 from fissure.cli import query as query_cmd
+from fissure.cli import serve as serve_cmd
 from fissure.cli import show as show_cmd
 from fissure.cli import status as status_cmd
 
@@ -28,6 +29,7 @@ app.command("query")(query_cmd.query)
 app.command("status")(status_cmd.status)
 app.command("show")(show_cmd.show)
 app.command("eval")(eval_cmd.eval_)
+app.command("serve")(serve_cmd.serve)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
 

@@ -117,7 +117,7 @@ def ingest(
     try:
         if store is None:
             store = _LazyChroma(Path(store_dir) / "chroma")
-        _check_model(manifest, embedder, store_dir)
+        check_model(manifest, embedder, store_dir)
         _reconcile(store, manifest)
         stamp = fingerprint(opts.settings, embedder.model_id)
         plan, scanned = _plan(source, store, manifest, stamp, force)
@@ -153,7 +153,12 @@ class _LazyChroma:
         return getattr(self._store, name)
 
 
-def _check_model(manifest: Manifest, embedder: Embedder, folder: str | Path) -> None:
+def check_model(manifest: Manifest, embedder: Embedder, folder: str | Path) -> None:
+    """Record the store's embedder, or refuse one whose vectors have another width.
+
+    Raises:
+        ConfigError: The store holds vectors of another width.
+    """
     dim = manifest.get_meta("dim")
     if dim is None:
         manifest.set_meta("dim", str(embedder.dim))

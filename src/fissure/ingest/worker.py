@@ -36,7 +36,7 @@ def serve(
     conn: Connection, settings: ChunkSettings, plugins: tuple[str, ...], memory_mb: int | None
 ) -> None:
     """A worker's loop: receive ``(source, bytes)``, send back chunks or the failure."""
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's business
     for name in plugins:
         importlib.import_module(name)
@@ -111,8 +111,9 @@ def _limit_memory(memory_mb: int) -> None:
         pass  # no RLIMIT_AS here (macOS, Windows): the timeout still applies
 
 
-def _die_with_parent() -> None:
-    """End this worker when its parent dies, even if a parser hangs in a loop."""
+def die_with_parent() -> None:
+    """End this process when its parent dies, even if a parser hangs in a loop (the
+    ingestion service's engine uses it too)."""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         try:

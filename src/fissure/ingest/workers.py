@@ -78,6 +78,7 @@ class _Slot:
     conn: Connection
     task: Task | None = None
     started: float = 0.0
+    done: int = 0
 
 
 class WorkerPool:
@@ -89,6 +90,8 @@ class WorkerPool:
         timeout: Seconds a document may take before its worker is killed.
         memory_mb: Address-space cap per worker (``RLIMIT_AS``); ``None`` for none.
         plugins: Modules to import in each worker (see :func:`plugin_modules`).
+        recycle_after: Replace a worker with a fresh one after it has chunked this many
+            documents (``None``: never), so memory a parser leaks cannot only grow.
     """
 
     def __init__(
@@ -99,13 +102,16 @@ class WorkerPool:
         timeout: float = 120.0,
         memory_mb: int | None = 4096,
         plugins: tuple[str, ...] = (),
+        recycle_after: int | None = None,
     ) -> None:
         self.settings = settings
         self.size = max(1, workers)
         self.timeout = timeout
         self.memory_mb = memory_mb
         self.plugins = plugins
+        self.recycle_after = recycle_after
         self.replaced = 0
+        self.recycled = 0
         self._slots: list[_Slot] = []
 
     def __enter__(self) -> WorkerPool:
@@ -148,7 +154,10 @@ class WorkerPool:
             yield from self._collect(busy)
 
     def _send(self, slot: _Slot, task: Task) -> None:
+        if self.recycle_after and slot.done >= self.recycle_after:
+            self._recycle(slot)
         slot.task, slot.started = task, time.monotonic()
+        slot.done += 1
         # If the worker is gone, _collect sees its closed socket and reports it.
         with contextlib.suppress(OSError, ValueError):
             slot.conn.send((task.source, task.data))
@@ -185,10 +194,24 @@ class WorkerPool:
         slot.process.wait()
         slot.conn.close()
         fresh = self._start()
-        slot.process, slot.conn, slot.task = fresh.process, fresh.conn, None
+        slot.process, slot.conn, slot.task, slot.done = fresh.process, fresh.conn, None, 0
         self.replaced += 1
         return Outcome(task.source, stage="parse", error_type=kind, message=why,
                        seconds=now - slot.started)  # fmt: skip
+
+    def _recycle(self, slot: _Slot) -> None:
+        """Stop an idle worker politely and put a fresh one in its place."""
+        with contextlib.suppress(OSError, ValueError):
+            slot.conn.send(None)
+        try:
+            slot.process.wait(2)
+        except subprocess.TimeoutExpired:
+            slot.process.kill()
+            slot.process.wait()
+        slot.conn.close()
+        fresh = self._start()
+        slot.process, slot.conn, slot.done = fresh.process, fresh.conn, 0
+        self.recycled += 1
 
     def _start(self) -> _Slot:
         mine, theirs = socket.socketpair()

@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -77,23 +78,25 @@ class Writer:
         self.embed_headings = embed_headings
         self.timings = Timings()
 
-    def write(self, group: Sequence[Outcome]) -> None:
-        """Write a group; if it fails, write its documents one by one to isolate the bad one."""
+    def write(self, group: Sequence[Outcome]) -> list[Failure]:
+        """Write a group; if it fails, write its documents one by one to isolate the bad one.
+
+        Returns the dead letters recorded for the group: its failed outcomes, and any
+        document whose embedding or storing failed.
+        """
         try:
-            self._write(group)
+            return self._write(group)
         except Exception as exc:
             if len(group) > 1:
-                for outcome in group:
-                    self.write([outcome])
-                return
+                return [f for outcome in group for f in self.write([outcome])]
             stage = "embed" if self._embedding else "store"
             only = group[0]
             failed = Outcome(only.source, [], stage, type(exc).__name__, str(exc)[:500],
                              traceback.format_exc(limit=20))  # fmt: skip
             self.store.delete_sources([only.source])  # drop anything half-written
-            self._write([failed])
+            return self._write([failed])
 
-    def _write(self, group: Sequence[Outcome]) -> None:
+    def _write(self, group: Sequence[Outcome]) -> list[Failure]:
         t = self.timings
         sources = [o.source for o in group]
         started = time.perf_counter()
@@ -123,6 +126,7 @@ class Writer:
         t.duplicates += sum(o.duplicates for o in group)
         t.failures.extend(failures)
         self.on_chunks(len(chunks))
+        return failures
 
     def _vectors(
         self, group: Sequence[Outcome], chunks: list[Chunk], pieces: list[Piece]
@@ -161,11 +165,20 @@ class Writer:
     _embedding = False
 
 
+class Writes(Protocol):
+    """What :class:`Background` drives: a :class:`Writer`, or anything that writes groups
+    of outcomes the same way (the ingestion service's job sink)."""
+
+    def write(self, group: Sequence[Outcome]) -> object:
+        """Write one group of outcomes."""
+        ...
+
+
 class Background:
     """Runs a :class:`Writer` on a thread behind a bounded queue, so that chunking goes on
     while a batch is embedded, and memory stays bounded when embedding is the slower side."""
 
-    def __init__(self, writer: Writer, depth: int = 2) -> None:
+    def __init__(self, writer: Writes, depth: int = 2) -> None:
         self.writer = writer
         self._queue: queue.Queue[Sequence[Outcome] | None] = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
