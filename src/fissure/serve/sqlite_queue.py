@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fissure.errors import ConfigError, InputError
+from fissure.errors import ConfigError
 from fissure.serve.jobs import (
     Completion,
     Counts,
@@ -31,71 +31,19 @@ from fissure.serve.jobs import (
     Reason,
     Submitted,
 )
+from fissure.serve.sqlite_rows import (
+    DOCUMENT_COLUMNS,
+    JOB_COLUMNS,
+    SCHEMA,
+    add_event,
+    changed,
+    cursor_seq,
+    job_where,
+    record_error,
+    to_job,
+)
 
 FILENAME = "queue.sqlite3"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
-    id            TEXT NOT NULL UNIQUE,
-    namespace     TEXT NOT NULL,
-    document_id   TEXT NOT NULL,
-    name          TEXT NOT NULL,
-    source        TEXT NOT NULL,
-    digest        TEXT NOT NULL,
-    size          INTEGER NOT NULL,
-    origin        TEXT NOT NULL,
-    state         TEXT NOT NULL,
-    attempts      INTEGER NOT NULL DEFAULT 0,
-    created       REAL NOT NULL,
-    updated       REAL NOT NULL,
-    started       REAL,
-    finished      REAL,
-    not_before    REAL NOT NULL,
-    lease_until   REAL,
-    worker        TEXT,
-    chunks        INTEGER,
-    error_stage   TEXT,
-    error_type    TEXT,
-    error_message TEXT,
-    error_trace   TEXT,
-    spooled       INTEGER NOT NULL DEFAULT 1,
-    UNIQUE (namespace, document_id)
-);
-CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (state, not_before);
-CREATE INDEX IF NOT EXISTS jobs_listing ON jobs (namespace, state, seq);
-CREATE INDEX IF NOT EXISTS jobs_digest ON jobs (digest);
-CREATE TABLE IF NOT EXISTS documents (
-    namespace   TEXT NOT NULL,
-    document_id TEXT NOT NULL,
-    name        TEXT NOT NULL,
-    source      TEXT NOT NULL,
-    digest      TEXT NOT NULL,
-    size        INTEGER NOT NULL,
-    state       TEXT NOT NULL,
-    chunks      INTEGER,
-    job_id      TEXT,
-    created     REAL NOT NULL,
-    updated     REAL NOT NULL,
-    PRIMARY KEY (namespace, document_id)
-);
-CREATE TABLE IF NOT EXISTS events (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
-    namespace   TEXT NOT NULL,
-    job_id      TEXT NOT NULL,
-    document_id TEXT NOT NULL,
-    state       TEXT NOT NULL,
-    attempts    INTEGER NOT NULL,
-    time        REAL NOT NULL,
-    message     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_namespace ON events (namespace, seq);
-"""
-_JOB = (
-    "id, namespace, document_id, name, source, digest, size, origin, state, attempts, "
-    "created, updated, started, finished, not_before, chunks, error_stage, error_type, "
-    "error_message, seq"
-)
-_DOC = "namespace, document_id, name, source, digest, size, state, chunks, job_id, created, updated"
 _EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
 
 
@@ -131,7 +79,7 @@ class SQLiteQueue:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock:
-                self._conn().executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")
+                self._conn().executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the job queue {self.path}: {exc}") from exc
 
@@ -182,7 +130,7 @@ class SQLiteQueue:
         out = []
         with self._tx() as db:
             for new in jobs:
-                found = _job(
+                found = job_where(
                     db, "namespace = ? AND document_id = ?", new.namespace, new.document_id
                 )
                 if found is not None:
@@ -240,9 +188,9 @@ class SQLiteQueue:
                     now,
                 ),
             )
-        job = _job(db, "id = ?", job_id)
+        job = job_where(db, "id = ?", job_id)
         assert job is not None
-        _event(db, job, "already stored" if stored else "")
+        add_event(db, job, "already stored" if stored else "")
         return job
 
     # -- working ------------------------------------------------------------------------
@@ -267,10 +215,7 @@ class SQLiteQueue:
                     "attempts = attempts + 1, started = ?, updated = ? WHERE id = ?",
                     (worker, now + lease_seconds, now, now, job_id),
                 )
-                job = _job(db, "id = ?", job_id)
-                assert job is not None
-                _document_state(db, job, now)
-                _event(db, job, f"attempt {job.attempts}")
+                job = changed(db, job_id, now, None)
                 leased.append(job)
         return leased
 
@@ -323,19 +268,16 @@ class SQLiteQueue:
         n = 0
         with self._tx() as db:
             for item in done:
-                changed = db.execute(
+                hit = db.execute(
                     "UPDATE jobs SET state = 'done', chunks = ?, finished = ?, updated = ?, "
                     "lease_until = NULL, error_stage = NULL, error_type = NULL, "
                     "error_message = NULL, error_trace = NULL "
                     "WHERE id = ? AND worker = ? AND state = 'running'",
                     (item.chunks, now, now, item.job_id, worker),
                 ).rowcount
-                if changed:
+                if hit:
                     n += 1
-                    job = _job(db, "id = ?", item.job_id)
-                    assert job is not None
-                    _document_state(db, job, now)
-                    _event(db, job, f"{item.chunks} chunks")
+                    changed(db, item.job_id, now, f"{item.chunks} chunks")
         return n
 
     def fail(self, worker: str, job_id: str, reason: Reason, *, retryable: bool) -> Job | None:
@@ -348,7 +290,7 @@ class SQLiteQueue:
             ).fetchone()
             if row is None:
                 return None
-            _record(db, job_id, reason, now)
+            record_error(db, job_id, reason, now)
             attempts = int(row[0])
             if retryable and attempts < self.max_attempts:
                 wait = min(self.backoff_max_seconds, self.backoff_seconds * 2 ** (attempts - 1))
@@ -356,7 +298,7 @@ class SQLiteQueue:
                 self._requeue(db, job_id, now, now + wait, message)
             else:
                 self._to_dlq(db, job_id, reason, now)
-            return _job(db, "id = ?", job_id)
+            return job_where(db, "id = ?", job_id)
 
     def _requeue(
         self, db: sqlite3.Connection, job_id: str, now: float, not_before: float, message: str
@@ -366,40 +308,34 @@ class SQLiteQueue:
             "not_before = ?, updated = ? WHERE id = ?",
             (not_before, now, job_id),
         )
-        job = _job(db, "id = ?", job_id)
-        assert job is not None
-        _document_state(db, job, now)
-        _event(db, job, message)
+        changed(db, job_id, now, message)
 
     def _to_dlq(self, db: sqlite3.Connection, job_id: str, reason: Reason, now: float) -> None:
-        _record(db, job_id, reason, now)
+        record_error(db, job_id, reason, now)
         db.execute(
             "UPDATE jobs SET state = 'failed', worker = NULL, lease_until = NULL, finished = ?, "
             "updated = ? WHERE id = ?",
             (now, now, job_id),
         )
-        job = _job(db, "id = ?", job_id)
-        assert job is not None
-        _document_state(db, job, now)
-        _event(db, job, f"{reason.error_type}: {reason.message}")
+        changed(db, job_id, now, f"{reason.error_type}: {reason.message}")
 
     # -- reading ------------------------------------------------------------------------
 
     def get(self, namespace: str, job_id: str) -> Job | None:
         """See :meth:`JobQueue.get`."""
-        return _job(self._conn(), "namespace = ? AND id = ?", namespace, job_id)
+        return job_where(self._conn(), "namespace = ? AND id = ?", namespace, job_id)
 
     def list_jobs(
         self, namespace: str, state: JobState | None, cursor: str | None, limit: int
     ) -> Page:
         """See :meth:`JobQueue.list_jobs`."""
-        after = _cursor(cursor)
+        after = cursor_seq(cursor)
         where = "namespace = ? AND seq > ?" + (" AND state = ?" if state else "")
         args: tuple[Any, ...] = (namespace, after, state) if state else (namespace, after)
         rows = self._read(
-            f"SELECT {_JOB} FROM jobs WHERE {where} ORDER BY seq LIMIT ?", *args, limit + 1
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq LIMIT ?", *args, limit + 1
         )
-        jobs = [_to_job(r) for r in rows[:limit]]
+        jobs = [to_job(r) for r in rows[:limit]]
         more = len(rows) > limit
         return Page(jobs, str(jobs[-1].seq) if more and jobs else None)
 
@@ -430,16 +366,12 @@ class SQLiteQueue:
             ).rowcount
             if not n:
                 return None
-            job = _job(db, "id = ?", job_id)
-            assert job is not None
-            _document_state(db, job, now)
-            _event(db, job, "retried from the dead-letter queue")
-            return job
+            return changed(db, job_id, now, "retried from the dead-letter queue")
 
     def delete_failed(self, namespace: str, job_id: str) -> bool:
         """See :meth:`JobQueue.delete_failed`."""
         with self._tx() as db:
-            job = _job(db, "namespace = ? AND id = ? AND state = 'failed'", namespace, job_id)
+            job = job_where(db, "namespace = ? AND id = ? AND state = 'failed'", namespace, job_id)
             if job is None:
                 return False
             db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
@@ -453,7 +385,7 @@ class SQLiteQueue:
     def document(self, namespace: str, document_id: str) -> DocumentRecord | None:
         """See :meth:`JobQueue.document`."""
         rows = self._read(
-            f"SELECT {_DOC} FROM documents WHERE namespace = ? AND document_id = ?",
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ? AND document_id = ?",
             namespace,
             document_id,
         )
@@ -532,59 +464,3 @@ class SQLiteQueue:
                 )
             )
         return found
-
-
-def _job(db: sqlite3.Connection, where: str, *args: Any) -> Job | None:
-    row = db.execute(f"SELECT {_JOB} FROM jobs WHERE {where}", args).fetchone()
-    return _to_job(row) if row else None
-
-
-def _to_job(row: tuple[Any, ...]) -> Job:
-    return Job(*row)
-
-
-def _cursor(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 18):
-        raise InputError(f"cursor {cursor[:40]!r} is not one this server gave: pass next_cursor")
-    return int(cursor)
-
-
-def _record(db: sqlite3.Connection, job_id: str, reason: Reason, now: float) -> None:
-    db.execute(
-        "UPDATE jobs SET error_stage = ?, error_type = ?, error_message = ?, error_trace = ?, "
-        "updated = ? WHERE id = ?",
-        (
-            reason.stage,
-            reason.error_type,
-            reason.message[:2000],
-            reason.traceback[:20000],
-            now,
-            job_id,
-        ),
-    )
-
-
-def _document_state(db: sqlite3.Connection, job: Job, now: float) -> None:
-    db.execute(
-        "UPDATE documents SET state = ?, chunks = ?, job_id = ?, updated = ? "
-        "WHERE namespace = ? AND document_id = ?",
-        (job.state, job.chunks, job.id, now, job.namespace, job.document_id),
-    )
-
-
-def _event(db: sqlite3.Connection, job: Job, message: str) -> None:
-    db.execute(
-        "INSERT INTO events (namespace, job_id, document_id, state, attempts, time, message) "
-        "VALUES (?,?,?,?,?,?,?)",
-        (
-            job.namespace,
-            job.id,
-            job.document_id,
-            job.state,
-            job.attempts,
-            job.updated,
-            message[:500],
-        ),
-    )
