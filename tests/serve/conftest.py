@@ -11,7 +11,11 @@ from tests.serve.server import Server
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server with the hashing embedder and one parser, shared by a module's tests."""
-    store = tmp_path_factory.mktemp("serve") / "store"
-    with Server(store, ["--timeout", "5"]) as running:
+    """A server with the hashing embedder and one parser, shared by a module's tests; it
+    may read sources under its ``allowed`` folder (``server.store.parent / "allowed"``)."""
+    folder = tmp_path_factory.mktemp("serve")
+    (folder / "allowed").mkdir()
+    with Server(
+        folder / "store", ["--timeout", "5", "--allow-root", str(folder / "allowed")]
+    ) as running:
         yield running

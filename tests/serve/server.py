@@ -146,11 +146,14 @@ class Server:
 
 
 def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(p) for p in text.split()]
+    """Children of every thread of ``pid`` (a thread's children are listed under it)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.extend(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
 
 
 def _cmdline(pid: int) -> str:

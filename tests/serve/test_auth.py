@@ -74,7 +74,11 @@ def test_health_and_metrics_need_no_key(team: tuple[Server, Team]) -> None:
 def test_namespaces_never_see_each_other(team: tuple[Server, Team]) -> None:
     server, keys = team
     text = b"# Shared words\n\nBoth teams upload these exact bytes about basalt columns.\n"
-    alice, bob, reader = server.client(keys.alice), server.client(keys.bob), server.client(keys.reader)
+    alice, bob, reader = (
+        server.client(keys.alice),
+        server.client(keys.bob),
+        server.client(keys.reader),
+    )
     events: list[dict[str, object]] = []
     follower = threading.Thread(target=_follow, args=(server, keys.bob, events), daemon=True)
     follower.start()

@@ -120,7 +120,9 @@ def test_a_binary_without_a_parser_is_415_with_the_reason(
 
 def test_other_content_types_are_415(limited: Server) -> None:
     with limited.client() as client:
-        answer = client.post("/v1/documents", content=b"hello", headers={"content-type": "text/plain"})
+        answer = client.post(
+            "/v1/documents", content=b"hello", headers={"content-type": "text/plain"}
+        )
     assert answer.status_code == 415 and "multipart/form-data" in answer.json()["detail"]
 
 

@@ -29,6 +29,7 @@ from fissure.serve.jobs import check_namespace
 from fissure.serve.settings import ServiceSettings
 
 FATAL = 3
+STOP_GRACE = 8.0  # seconds an engine told to stop may spend finishing its documents
 STAMP_FILE = "engine.json"
 log = logging.getLogger("fissure.serve")
 
@@ -183,8 +184,18 @@ def main() -> None:
 
     die_with_parent()
     stop = threading.Event()
+
+    def on_signal(*_: object) -> None:
+        # Finish what is in flight, but not for long: a hanging parser could hold the stop for
+        # its whole timeout, and whatever is cut short is leased to this engine's name, so the
+        # next engine takes it back at once (and undoes any half-written document).
+        stop.set()
+        timer = threading.Timer(STOP_GRACE, os._exit, args=(0,))
+        timer.daemon = True
+        timer.start()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     try:
         settings = ServiceSettings.from_env()
         os.nice(settings.engine_nice)

@@ -58,7 +58,7 @@ class EngineSupervisor:
         )
 
     def _watch(self) -> None:
-        wait = 1.0
+        wait = 0.0
         while not self._stop.is_set():
             process = self.process
             assert process is not None
@@ -71,9 +71,8 @@ class EngineSupervisor:
                 self.on_fatal(tail.strip().splitlines()[-1] if tail.strip() else "engine failed")
                 return
             lived = time.monotonic() - started
-            wait = wait * 2 if lived < _QUICK_DEATH else 1.0
-            wait = min(wait, 30.0)
-            log.warning("the engine exited (%s); starting a new one in %.0f s", code, wait)
+            wait = min(30.0, max(1.0, wait * 2)) if lived < _QUICK_DEATH else 0.2
+            log.warning("the engine exited (%s); starting a new one in %.1f s", code, wait)
             if self._stop.wait(wait):
                 return
             from fissure.serve.metrics import WORKER_RESTARTS
@@ -90,7 +89,7 @@ class EngineSupervisor:
             return
         process.terminate()
         try:
-            process.wait(20)
+            process.wait(15)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -154,6 +153,8 @@ def serve(settings: ServiceSettings) -> None:
         ConfigError: The settings cannot work (before or while starting).
     """
     check(settings)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s serve[%(process)d] %(levelname)s %(message)s")
     settings.store.mkdir(parents=True, exist_ok=True)
     from fissure.serve.engine import STAMP_FILE
     from fissure.serve.sqlite_queue import SQLiteQueue
