@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
@@ -99,8 +100,9 @@ Writer = Annotated[Principal, _require("write")]
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI entries for the error answers a route may give."""
-    return {code: {"model": ErrorBody} for code in (*codes, 401, 403, 503)}
+    """OpenAPI entries for the error answers a route may give (every route may answer 401,
+    403, 422 and 503, all with the same one-message body)."""
+    return {code: {"model": ErrorBody} for code in sorted({*codes, 401, 403, 422, 503})}
 
 
 def create_app(settings: ServiceSettings, keys: Keys, engine: EngineClient) -> FastAPI:
@@ -194,6 +196,14 @@ def _handlers(app: FastAPI) -> None:
         status = 400 if exc.kind in ("InputError", "ConfigError") else 500
         return JSONResponse({"detail": str(exc)}, status_code=status)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        return JSONResponse({"detail": f"{where}: {first.get('msg', 'invalid')}{more}"},
+                            status_code=422)
+
     @app.exception_handler(InputError)
     async def bad_input(request: Request, exc: InputError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=400)
@@ -217,3 +227,23 @@ def from_env() -> FastAPI:
     engine = EngineClient(address(Path(settings.store)), engine_key())
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     return create_app(settings, keys, engine)
+
+
+def openapi_document() -> dict[str, Any]:
+    """The API's OpenAPI schema, as served (``python -m fissure.serve.app`` prints it; it is
+    committed as docs/openapi.json)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        settings = ServiceSettings(store=Path(folder))
+        app = create_app(settings, Keys({}), EngineClient(address(Path(folder)), b"-"))
+        app.state.ctx.queue.close()
+        return app.openapi()
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    json.dump(openapi_document(), sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
