@@ -36,13 +36,25 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Tea
 
 
 ROUTES = [
-    ("POST", "/v1/documents"), ("GET", "/v1/jobs"), ("GET", "/v1/jobs/x"),
-    ("GET", "/v1/events"), ("GET", "/v1/documents/x"), ("GET", "/v1/documents/x/chunks"),
-    ("DELETE", "/v1/documents/x"), ("POST", "/v1/query"), ("GET", "/v1/dlq"),
-    ("POST", "/v1/dlq/x/retry"), ("DELETE", "/v1/dlq/x"),
-]  # fmt: skip
-WRITE_ROUTES = [("POST", "/v1/documents"), ("DELETE", "/v1/documents/x"), ("GET", "/v1/dlq"),
-                ("POST", "/v1/dlq/x/retry"), ("DELETE", "/v1/dlq/x")]  # fmt: skip
+    ("POST", "/v1/documents"),
+    ("GET", "/v1/jobs"),
+    ("GET", "/v1/jobs/x"),
+    ("GET", "/v1/events"),
+    ("GET", "/v1/documents/x"),
+    ("GET", "/v1/documents/x/chunks"),
+    ("DELETE", "/v1/documents/x"),
+    ("POST", "/v1/query"),
+    ("GET", "/v1/dlq"),
+    ("POST", "/v1/dlq/x/retry"),
+    ("DELETE", "/v1/dlq/x"),
+]
+WRITE_ROUTES = [
+    ("POST", "/v1/documents"),
+    ("DELETE", "/v1/documents/x"),
+    ("GET", "/v1/dlq"),
+    ("POST", "/v1/dlq/x/retry"),
+    ("DELETE", "/v1/dlq/x"),
+]
 
 
 @pytest.mark.parametrize(("method", "route"), ROUTES)
@@ -87,8 +99,11 @@ def test_namespaces_never_see_each_other(team: tuple[Server, Team]) -> None:
     assert wait_jobs(alice, [doc["id"], stuck["id"]])[stuck["id"]]["state"] == "failed"
     # The read-only key of the same namespace sees alice's document; bob's key sees nothing.
     assert reader.get(f"/v1/documents/{doc['document_id']}").status_code == 200
-    for route in (f"/v1/jobs/{doc['id']}", f"/v1/documents/{doc['document_id']}",
-                  f"/v1/documents/{doc['document_id']}/chunks"):  # fmt: skip
+    for route in (
+        f"/v1/jobs/{doc['id']}",
+        f"/v1/documents/{doc['document_id']}",
+        f"/v1/documents/{doc['document_id']}/chunks",
+    ):
         assert bob.get(route).status_code == 404, route
     assert bob.get("/v1/jobs").json()["jobs"] == []
     assert bob.get("/v1/dlq").json()["jobs"] == []
@@ -120,8 +135,12 @@ def _follow(server: Server, key: str, into: list[dict[str, object]]) -> None:
     """Collect bob's events for a while."""
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        with httpx.stream("GET", server.url + "/v1/events?after=0", headers=headers,
-                          timeout=httpx.Timeout(20, read=20)) as stream:  # fmt: skip
+        with httpx.stream(
+            "GET",
+            server.url + "/v1/events?after=0",
+            headers=headers,
+            timeout=httpx.Timeout(20, read=20),
+        ) as stream:
             for line in stream.iter_lines():
                 if line.startswith("data: "):
                     into.append(json.loads(line[6:]))

@@ -12,8 +12,18 @@ import pytest
 
 from tests.serve.server import ROOT, Server, upload, wait_jobs
 
-OPTIONS = ["--timeout", "4", "--memory-mb", "768", "--max-attempts", "2",
-           "--backoff-seconds", "0.5", "--workers", "2"]  # fmt: skip
+OPTIONS = [
+    "--timeout",
+    "4",
+    "--memory-mb",
+    "768",
+    "--max-attempts",
+    "2",
+    "--backoff-seconds",
+    "0.5",
+    "--workers",
+    "2",
+]
 BOMB_BYTES = 1_500_000_000  # what word/document.xml inflates to
 
 
@@ -26,8 +36,10 @@ def zip_bomb() -> bytes:
             if item.filename != "word/document.xml":
                 bomb.writestr(item, source.read(item))
         with bomb.open("word/document.xml", "w", force_zip64=True) as xml:
-            xml.write(b'<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats'
-                      b'.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>')  # fmt: skip
+            xml.write(
+                b'<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats'
+                b'.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>'
+            )
             block = b"A" * (1 << 22)
             for _ in range(BOMB_BYTES // len(block)):
                 xml.write(block)
@@ -38,8 +50,9 @@ def zip_bomb() -> bytes:
 @pytest.fixture(scope="module")
 def poisoned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, dict]]]:
     folder = tmp_path_factory.mktemp("dlq")
-    good = [(f"good{i}.md", f"# Good {i}\n\nA good document, number {i}.\n".encode())
-            for i in range(6)]  # fmt: skip
+    good = [
+        (f"good{i}.md", f"# Good {i}\n\nA good document, number {i}.\n".encode()) for i in range(6)
+    ]
     bad = [
         ("stuck.hang", b"this parser never returns"),
         ("bomb.docx", zip_bomb()),
@@ -58,8 +71,12 @@ def test_good_documents_finish_and_poison_is_dead_lettered(
 ) -> None:
     _, jobs = poisoned
     states = {name: j["state"] for name, j in jobs.items()}
-    assert states == {**{f"good{i}.md": "done" for i in range(6)},
-                      "stuck.hang": "failed", "bomb.docx": "failed", "broken.pdf": "failed"}  # fmt: skip
+    assert states == {
+        **{f"good{i}.md": "done" for i in range(6)},
+        "stuck.hang": "failed",
+        "bomb.docx": "failed",
+        "broken.pdf": "failed",
+    }
 
 
 def test_each_dead_letter_says_why(poisoned: tuple[Server, dict[str, dict]]) -> None:

@@ -40,8 +40,11 @@ def load(server: Server, files: list[Path], stop_at: float) -> dict[str, str]:
     def send(path: Path) -> None:
         while time.monotonic() < stop_at:
             try:
-                answer = httpx.post(server.url + "/v1/documents", timeout=30,
-                                    files=[("files", (path.name, path.read_bytes()))])  # fmt: skip
+                answer = httpx.post(
+                    server.url + "/v1/documents",
+                    timeout=30,
+                    files=[("files", (path.name, path.read_bytes()))],
+                )
             except httpx.HTTPError:
                 time.sleep(0.3)  # the server is down: try again
                 continue

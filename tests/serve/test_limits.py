@@ -15,8 +15,20 @@ import pytest
 
 from tests.serve.server import ROOT, Server, upload
 
-LIMITS = ["--max-file-bytes", "2000", "--max-request-bytes", "5000", "--max-files", "3",
-          "--max-queued", "3", "--timeout", "60", "--retry-after-seconds", "7"]  # fmt: skip
+LIMITS = [
+    "--max-file-bytes",
+    "2000",
+    "--max-request-bytes",
+    "5000",
+    "--max-files",
+    "3",
+    "--max-queued",
+    "3",
+    "--timeout",
+    "60",
+    "--retry-after-seconds",
+    "7",
+]
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +54,10 @@ def _response(s: socket.socket, got: bytes = b"") -> bytes:
 
 def test_a_declared_oversize_body_is_refused_unread(limited: Server) -> None:
     with socket.create_connection(("127.0.0.1", limited.port), timeout=10) as s:
-        s.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n"
-                  b"Content-Type: multipart/form-data; boundary=b\r\n\r\n")  # fmt: skip
+        s.sendall(
+            b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n"
+            b"Content-Type: multipart/form-data; boundary=b\r\n\r\n"
+        )
         reply = _response(s)
     assert reply.startswith(b"HTTP/1.1 413") and b"max_request_bytes" in reply
 
@@ -54,8 +68,10 @@ def test_an_oversize_stream_is_cut_off_early(limited: Server) -> None:
     total = 50_000_000
     sent = 0
     with socket.create_connection(("127.0.0.1", limited.port), timeout=10) as s:
-        s.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-                  b"Content-Type: multipart/form-data; boundary=b\r\n\r\n")  # fmt: skip
+        s.sendall(
+            b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+            b"Content-Type: multipart/form-data; boundary=b\r\n\r\n"
+        )
         part = b'--b\r\nContent-Disposition: form-data; name="files"; filename="big.txt"\r\n\r\n'
         s.sendall(b"%x\r\n%s\r\n" % (len(part), part))
         block = b"x" * 65536
@@ -141,10 +157,22 @@ def test_a_full_queue_answers_429_with_retry_after(limited: Server) -> None:
 
 def test_a_public_address_needs_api_keys(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "fissure", "serve", "--store", str(tmp_path / "s"), "--host",
-         "0.0.0.0", "--embedder", "hashing"],
-        capture_output=True, timeout=60, env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin"},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fissure",
+            "serve",
+            "--store",
+            str(tmp_path / "s"),
+            "--host",
+            "0.0.0.0",
+            "--embedder",
+            "hashing",
+        ],
+        capture_output=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin"},
+    )
     assert done.returncode != 0
     message = done.stderr.decode()
     assert "refusing to listen on 0.0.0.0 without API keys" in message

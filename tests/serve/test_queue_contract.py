@@ -129,7 +129,10 @@ def test_retries_back_off_then_end_in_the_dlq(make: Factory) -> None:
     final = q.fail("w", held.id, BOOM, retryable=True)
     assert final is not None and final.state == "failed" and final.attempts == 3
     assert (final.error_stage, final.error_type, final.error_message) == (
-        "parse", "Timeout", "took too long")  # fmt: skip
+        "parse",
+        "Timeout",
+        "took too long",
+    )
     record = q.document("a", held.document_id)
     assert record is not None and record.state == "failed"
 
@@ -251,7 +254,10 @@ def test_purge_keeps_documents_and_what_is_still_needed(make: Factory) -> None:
     assert q.counts().spool_bytes == 23
     cutoff = time.time() + 1
     assert q.referenced([one.digest, two.digest, three.digest]) == {
-        one.digest, two.digest, three.digest}  # fmt: skip
+        one.digest,
+        two.digest,
+        three.digest,
+    }
     q.purge(done_before=0, failed_before=0, spool_before=cutoff)  # only the bytes of done jobs
     assert q.referenced([one.digest, two.digest]) == {two.digest}
     assert q.counts().spool_bytes == 18

@@ -23,8 +23,12 @@ from tests.serve.server import ROOT, Server
 
 COMMITTED = ROOT / "docs" / "openapi.json"
 EXAMPLES = 40  # per operation and mode: under a minute for all of them here
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance]  # fmt: skip
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +38,16 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
     (folder / "keys.jsonl").write_text(line + "\n")
     (folder / "allowed").mkdir()
     (folder / "allowed" / "a.md").write_text("# A\n\nAllowed.\n")
-    options = ["--keys-file", str(folder / "keys.jsonl"), "--allow-root", str(folder / "allowed"),
-               "--max-file-bytes", "100000", "--timeout", "5"]  # fmt: skip
+    options = [
+        "--keys-file",
+        str(folder / "keys.jsonl"),
+        "--allow-root",
+        str(folder / "allowed"),
+        "--max-file-bytes",
+        "100000",
+        "--timeout",
+        "5",
+    ]
     with Server(folder / "store", options) as server:
         yield server, key
 
@@ -87,8 +99,13 @@ def test_no_5xx_and_every_answer_matches_the_schema(
     headers = {"Authorization": f"Bearer {key}"}
 
     @given(case=strategy)
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     def fuzz(case: schemathesis.Case) -> None:
         case.call_and_validate(base_url=server.url, headers=headers, checks=CHECKS, timeout=30)
 

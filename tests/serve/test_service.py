@@ -14,13 +14,19 @@ from fissure.store import ChromaStore, Manifest
 from tests.serve.server import Server, upload, wait_jobs
 
 
-def _events(server: Server, params: dict[str, str], headers: dict[str, str], until: str,
-            job_id: str) -> list[tuple[int, dict[str, object]]]:  # fmt: skip
+def _events(
+    server: Server, params: dict[str, str], headers: dict[str, str], until: str, job_id: str
+) -> list[tuple[int, dict[str, object]]]:
     """Read the event stream until ``job_id`` reaches state ``until``."""
     found: list[tuple[int, dict[str, object]]] = []
     seq = 0
-    with httpx.stream("GET", server.url + "/v1/events", params=params, headers=headers,
-                      timeout=httpx.Timeout(30, read=30)) as stream:  # fmt: skip
+    with httpx.stream(
+        "GET",
+        server.url + "/v1/events",
+        params=params,
+        headers=headers,
+        timeout=httpx.Timeout(30, read=30),
+    ) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         for line in stream.iter_lines():
             if line.startswith("id: "):
@@ -84,8 +90,21 @@ def test_a_folder_under_an_allowed_root_is_one_job_per_file(server: Server) -> N
         assert {j["state"] for j in done.values()} == {"done"}
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         subprocess.run(["git", "-C", str(root), "add", "a.md"], check=True)
-        subprocess.run(["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t",
-                        "commit", "-qm", "one"], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "commit",
+                "-qm",
+                "one",
+            ],
+            check=True,
+        )
         from_git = client.post("/v1/documents", json={"source": f"git:{root}@HEAD"}).json()
         assert [j["name"] for j in from_git["jobs"]] == ["a.md"]
         assert not from_git["jobs"][0]["created_now"]  # the same bytes: the same document
@@ -99,10 +118,18 @@ def test_metrics_cover_the_issue_list(server: Server) -> None:
     with server.client() as client:
         upload(client, [("metric.md", b"# M\n\nMeasured.\n")])
         text = client.get("/metrics").text
-    for name in ("fissure_queue_depth", 'fissure_jobs{state="done"}', "fissure_accept_seconds_bucket",
-                 "fissure_documents_per_second", "fissure_chunks_per_second",
-                 "fissure_embedding_batch_texts_bucket", "fissure_worker_restarts_total",
-                 "fissure_documents_total", "fissure_chunks_total", "fissure_spool_bytes"):  # fmt: skip
+    for name in (
+        "fissure_queue_depth",
+        'fissure_jobs{state="done"}',
+        "fissure_accept_seconds_bucket",
+        "fissure_documents_per_second",
+        "fissure_chunks_per_second",
+        "fissure_embedding_batch_texts_bucket",
+        "fissure_worker_restarts_total",
+        "fissure_documents_total",
+        "fissure_chunks_total",
+        "fissure_spool_bytes",
+    ):
         assert name in text, name
 
 
@@ -143,8 +170,14 @@ def _all_children(pid: int) -> list[int]:
 
 
 def test_finished_jobs_and_bytes_are_purged_but_documents_stay(tmp_path: Path) -> None:
-    options = ["--retention-seconds", "1", "--spool-retention-seconds", "1",
-               "--purge-interval-seconds", "1"]  # fmt: skip
+    options = [
+        "--retention-seconds",
+        "1",
+        "--spool-retention-seconds",
+        "1",
+        "--purge-interval-seconds",
+        "1",
+    ]
     data = b"# Kept\n\nThe document stays after its job is purged.\n"
     with Server(tmp_path / "store", options) as server, server.client() as client:
         job = upload(client, [("kept.md", data)]).json()["jobs"][0]
@@ -174,8 +207,11 @@ def test_the_default_minilm_embedder_end_to_end(tmp_path: Path) -> None:
         jobs = upload(c, list(docs.items())).json()["jobs"]
         wait_jobs(c, [j["id"] for j in jobs])
         by_name = {j["name"]: j["document_id"] for j in jobs}
-        for question, name in (("feline pets", "cats.md"), ("outer space", "stars.md"),
-                               ("making a sourdough", "bread.md")):  # fmt: skip
+        for question, name in (
+            ("feline pets", "cats.md"),
+            ("outer space", "stars.md"),
+            ("making a sourdough", "bread.md"),
+        ):
             hits = c.post("/v1/query", json={"text": question, "k": 3}).json()["hits"]
             assert hits[0]["document_id"] == by_name[name], (question, hits)
             assert hits[0]["score"] > hits[1]["score"]

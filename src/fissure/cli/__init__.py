@@ -10,11 +10,13 @@ from fissure.cli import chunk as chunk_cmd
 from fissure.cli import dlq as dlq_cmd
 from fissure.cli import eval as eval_cmd
 from fissure.cli import ingest as ingest_cmd
+from fissure.cli import key as key_cmd
 from fissure.cli import models as models_cmd
 from fissure.cli import query as query_cmd
 from fissure.cli import serve as serve_cmd
 from fissure.cli import show as show_cmd
 from fissure.cli import status as status_cmd
+from fissure.cli import submit as submit_cmd
 
 app = typer.Typer(
     name="fissure",
@@ -30,6 +32,8 @@ app.command("status")(status_cmd.status)
 app.command("show")(show_cmd.show)
 app.command("eval")(eval_cmd.eval_)
 app.command("serve")(serve_cmd.serve)
+app.command("submit")(submit_cmd.submit)
+app.command("key")(key_cmd.key)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
 

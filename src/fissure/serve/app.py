@@ -201,8 +201,9 @@ def _handlers(app: FastAPI) -> None:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ())) or "request"
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        return JSONResponse({"detail": f"{where}: {first.get('msg', 'invalid')}{more}"},
-                            status_code=422)
+        return JSONResponse(
+            {"detail": f"{where}: {first.get('msg', 'invalid')}{more}"}, status_code=422
+        )
 
     @app.exception_handler(InputError)
     async def bad_input(request: Request, exc: InputError) -> JSONResponse:

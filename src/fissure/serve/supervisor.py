@@ -153,8 +153,11 @@ def serve(settings: ServiceSettings) -> None:
         ConfigError: The settings cannot work (before or while starting).
     """
     check(settings)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s serve[%(process)d] %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s serve[%(process)d] %(levelname)s %(message)s",
+    )
     settings.store.mkdir(parents=True, exist_ok=True)
     from fissure.serve.engine import STAMP_FILE
     from fissure.serve.sqlite_queue import SQLiteQueue
