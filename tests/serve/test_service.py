@@ -220,3 +220,18 @@ def test_the_default_minilm_embedder_end_to_end(tmp_path: Path) -> None:
     assert manifest.get_meta("dim") == "384"
     manifest.close()
     assert ChromaStore(tmp_path / "store" / "chroma").count() == 3
+
+
+def test_leases_are_renewed_while_a_document_takes_longer_than_one(tmp_path: Path) -> None:
+    """Each document takes 3 s to parse with a 1 s lease: renewal keeps every job with the
+    engine that holds it, so none is leased twice (one attempt each)."""
+    env = {"FISSURE_PLUGINS": "tests.ingest.helpers,tests.serve.plugins"}
+    options = ["--lease-seconds", "1", "--workers", "2", "--recycle-after", "1"]
+    with Server(tmp_path / "store", options, env=env) as server, server.client() as client:
+        files = [(f"slow{i}.slow", f"slow words {i}".encode()) for i in range(4)]
+        jobs = upload(client, files).json()["jobs"]
+        done = wait_jobs(client, [j["id"] for j in jobs])
+        metrics = client.get("/metrics").text
+    assert {(j["state"], j["attempts"]) for j in done.values()} == {("done", 1)}
+    recycled = [line for line in metrics.splitlines() if 'kind="recycled"' in line]
+    assert recycled and float(recycled[0].split()[-1]) >= 2  # a parser per document

@@ -142,51 +142,24 @@ class SQLiteQueue:
     def _insert(self, db: sqlite3.Connection, new: NewJob, now: float) -> Job:
         stored = db.execute(
             "SELECT chunks FROM documents WHERE namespace = ? AND document_id = ? "
-            "AND state = 'done'",
-            (new.namespace, new.document_id),
-        ).fetchone()
+            "AND state = 'done'", (new.namespace, new.document_id),
+        ).fetchone()  # fmt: skip
         state, chunks, finished = ("done", stored[0], now) if stored else ("queued", None, None)
         job_id = uuid.uuid4().hex
+        who = (new.namespace, new.document_id, new.name, new.source, new.digest, new.size)
         db.execute(
-            "INSERT INTO jobs (id, namespace, document_id, name, source, digest, size, origin, "
+            "INSERT INTO jobs (namespace, document_id, name, source, digest, size, id, origin, "
             "state, created, updated, finished, not_before, chunks, spooled) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                job_id,
-                new.namespace,
-                new.document_id,
-                new.name,
-                new.source,
-                new.digest,
-                new.size,
-                new.origin,
-                state,
-                now,
-                now,
-                finished,
-                now,
-                chunks,
-                0 if stored else 1,
-            ),
+            (*who, job_id, new.origin, state, now, now, finished, now, chunks, int(not stored)),
         )
-        if not stored:
+        if not stored:  # a document purged with its job, or a new one
             db.execute(
                 "INSERT INTO documents (namespace, document_id, name, source, digest, size, "
                 "state, job_id, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?) "
                 "ON CONFLICT (namespace, document_id) DO UPDATE SET state = excluded.state, "
                 "job_id = excluded.job_id, updated = excluded.updated",
-                (
-                    new.namespace,
-                    new.document_id,
-                    new.name,
-                    new.source,
-                    new.digest,
-                    new.size,
-                    "queued",
-                    job_id,
-                    now,
-                    now,
-                ),
+                (*who, "queued", job_id, now, now),
             )
         job = job_where(db, "id = ?", job_id)
         assert job is not None

@@ -166,25 +166,29 @@ def serve(settings: ServiceSettings) -> None:
     SQLiteQueue(settings.store).close()  # the schema exists before any process opens it
     env = environment(settings)
     fatal: list[str] = []
+    import uvicorn
+
+    config = uvicorn.Config("fissure.serve.app:from_env", factory=True, host=settings.host,
+                            port=settings.port, workers=settings.api_workers,
+                            log_level="warning", timeout_graceful_shutdown=5)  # fmt: skip
+    server = uvicorn.Server(config)
 
     def on_fatal(message: str) -> None:
         fatal.append(message)
-        os.kill(os.getpid(), signal.SIGTERM)  # uvicorn shuts down on it
+        if settings.api_workers == 1:
+            server.should_exit = True
+        else:
+            os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's process manager stops on it
 
     engine = EngineSupervisor(env, on_fatal)
     engine.start()
     try:
-        import uvicorn
-
-        uvicorn.run(
-            "fissure.serve.app:from_env",
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=settings.api_workers,
-            log_level="warning",
-            timeout_graceful_shutdown=5,
-        )
+        if settings.api_workers == 1:
+            server.run()
+        else:
+            uvicorn.run(config.app, factory=True, host=settings.host, port=settings.port,
+                        workers=settings.api_workers, log_level="warning",
+                        timeout_graceful_shutdown=5)  # fmt: skip
     finally:
         engine.stop()
     if fatal:
