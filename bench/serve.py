@@ -74,11 +74,16 @@ def _sample(paths: list[Path], n: int) -> list[Path]:
 
 
 def child_ingest(root: Path) -> dict[str, Any]:
-    """In a fresh process: ``fissure ingest`` of ``root`` with MiniLM; the run's time
-    excludes loading the model, as the service's does (its engine loads it at start)."""
+    """In a fresh process: ``fissure ingest`` of ``root`` with MiniLM, at the engine's
+    niceness; the run's time excludes loading the model, as the service's does (its engine
+    loads it at start)."""
     from fissure.embed import load_embedder
     from fissure.ingest import Options, ingest, open_source
+    from fissure.serve.settings import ServiceSettings
 
+    # The service's engine runs at this niceness; on a shared machine the baseline must too,
+    # or the comparison measures the neighbours (on a quiet machine it changes nothing).
+    os.nice(ServiceSettings().engine_nice)
     store = CACHE / "store-ingest"
     shutil.rmtree(store, ignore_errors=True)
     embedder = load_embedder("minilm")
@@ -136,10 +141,10 @@ class Service:
     def _sample(self) -> None:
         step = 0
         while not self._stop.wait(0.5):
-            tree = _tree(self.process.pid)
+            procs = tree(self.process.pid)
             rss = {"api": _rss_mb(self.process.pid),
-                   "engine": sum(_rss_mb(p) for p in tree["engine"]),
-                   "parsers": max((_rss_mb(p) for p in tree["parsers"]), default=0.0)}  # fmt: skip
+                   "engine": sum(_rss_mb(p) for p in procs["engine"]),
+                   "parsers": max((_rss_mb(p) for p in procs["parsers"]), default=0.0)}  # fmt: skip
             for role, mb in rss.items():
                 self.peaks[role] = max(self.peaks[role], mb)
             if self.uploaded >= step:
@@ -340,16 +345,18 @@ def report(r: dict[str, Any], smoke: bool, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _tree(pid: int) -> dict[str, list[int]]:
-    tree: dict[str, list[int]] = {"engine": [], "parsers": []}
-    for child in _children(pid):
-        if "fissure.serve.engine" in _cmdline(child):
-            tree["engine"].append(child)
-            tree["parsers"].extend(_children(child))
-    return tree
+def tree(pid: int) -> dict[str, list[int]]:
+    """The processes a ``fissure serve`` started: ``engine`` and ``parsers``."""
+    found: dict[str, list[int]] = {"engine": [], "parsers": []}
+    for child in children(pid):
+        if "fissure.serve.engine" in cmdline(child):
+            found["engine"].append(child)
+            found["parsers"].extend(children(child))
+    return found
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """Children of every thread of ``pid`` (a thread's children are listed under it)."""
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
@@ -359,7 +366,8 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _cmdline(pid: int) -> str:
+def cmdline(pid: int) -> str:
+    """A process's command line, arguments joined by NULs."""
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
     except OSError:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bench.serve import tree
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.ingest.helpers"  # the hanging and memory-hogging test parsers
@@ -103,13 +104,7 @@ class Server:
     def pids(self) -> dict[str, list[int]]:
         """The server's process tree: ``server`` (the supervisor), ``engine``, ``parsers``."""
         assert self.process is not None
-        tree: dict[str, list[int]] = {"server": [self.process.pid], "engine": [], "parsers": []}
-        for pid in _children(self.process.pid):
-            cmd = _cmdline(pid)
-            if "fissure.serve.engine" in cmd:
-                tree["engine"].append(pid)
-                tree["parsers"].extend(p for p in _children(pid) if "ingest.worker" in _cmdline(p))
-        return tree
+        return {"server": [self.process.pid], **tree(self.process.pid)}
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Signal the supervisor process (its engine and parsers die with it)."""
@@ -143,24 +138,6 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _children(pid: int) -> list[int]:
-    """Children of every thread of ``pid`` (a thread's children are listed under it)."""
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found.extend(int(p) for p in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 def upload(client: httpx.Client, files: Iterable[tuple[str, bytes]]) -> httpx.Response:

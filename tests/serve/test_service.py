@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
+from bench.serve import children, cmdline
 
 from fissure.store import ChromaStore, Manifest
 from tests.serve.server import Server, upload, wait_jobs
@@ -153,20 +154,7 @@ def test_several_api_processes_answer_from_the_database(tmp_path: Path) -> None:
 
 def _uvicorn_workers(server: Server) -> list[int]:
     """uvicorn's worker processes (multiprocessing spawns them; its resource tracker too)."""
-    tree = server.pids()
-    found = []
-    for pid in _all_children(tree["server"][0]):
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
-        if "spawn_main" in cmd:
-            found.append(pid)
-    return found
-
-
-def _all_children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        found.extend(int(p) for p in (task / "children").read_text().split())
-    return found
+    return [p for p in children(server.pids()["server"][0]) if "spawn_main" in cmdline(p)]
 
 
 def test_finished_jobs_and_bytes_are_purged_but_documents_stay(tmp_path: Path) -> None:

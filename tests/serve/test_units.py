@@ -42,7 +42,9 @@ def test_settings_round_trip_and_refuse_nonsense(tmp_path: Path) -> None:
                 {"max_file_bytes": 10, "max_request_bytes": 5}):  # fmt: skip
         with pytest.raises(ConfigError):
             ServiceSettings(**bad)  # type: ignore[arg-type]
-    assert ServiceSettings(host="localhost").loopback and not ServiceSettings(host="0.0.0.0").loopback
+    assert (
+        ServiceSettings(host="localhost").loopback and not ServiceSettings(host="0.0.0.0").loopback
+    )
 
 
 def test_keys_refuse_plain_keys_and_bad_scopes() -> None:

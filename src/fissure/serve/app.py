@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,7 +22,9 @@ from starlette.concurrency import run_in_threadpool
 
 from fissure.errors import FissureError, InputError
 from fissure.serve.auth import ANONYMOUS, Keys, Principal
+from fissure.serve.commits import GroupCommit
 from fissure.serve.engine import read_stamp
+from fissure.serve.jobs import Counts
 from fissure.serve.rpc import EngineClient, EngineUnavailable, RemoteError, address, engine_key
 from fissure.serve.schemas import ErrorBody, Health
 from fissure.serve.settings import ServiceSettings
@@ -30,6 +33,7 @@ from fissure.serve.sqlite_queue import SQLiteQueue
 from fissure.serve.uploads import Refused
 
 VERSION = "1"
+COUNTS_TTL = 0.5
 
 
 @dataclass
@@ -42,6 +46,31 @@ class Context:
     keys: Keys
     engine: EngineClient
     _stamp: str | None = field(default=None, repr=False)
+    _counts: tuple[float, Counts] | None = field(default=None, repr=False)
+    _commits: GroupCommit | None = field(default=None, repr=False)
+
+    def counts(self) -> Counts:
+        """The queue's counts, at most half a second old: backpressure needs no more, and
+        counting jobs on every upload would grow with the table."""
+        now = time.monotonic()
+        if self._counts is None or now - self._counts[0] > COUNTS_TTL:
+            self._counts = (now, self.queue.counts())
+        return self._counts[1]
+
+    def added(self, jobs: int, size: int) -> None:
+        """Count jobs this process just queued into the cached counts (so its own uploads
+        are never missed by the bound; other processes' show up within ``COUNTS_TTL``)."""
+        if self._counts is not None:
+            at, counts = self._counts
+            by_state = {**counts.by_state, "queued": counts.by_state.get("queued", 0) + jobs}
+            self._counts = (at, Counts(by_state, counts.spool_bytes + size))
+
+    @property
+    def commits(self) -> GroupCommit:
+        """The process's group committer (made on first use, inside the event loop)."""
+        if self._commits is None:
+            self._commits = GroupCommit(self.queue)
+        return self._commits
 
     def stamp(self) -> str:
         """The settings fingerprint the engine published.

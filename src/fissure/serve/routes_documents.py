@@ -88,7 +88,7 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
             f"the request is {int(length):,} bytes, over the "
             f"{s.max_request_bytes:,}-byte limit (max_request_bytes)",
         )
-    counts = await run_in_threadpool(ctx.queue.counts)
+    counts = await run_in_threadpool(ctx.counts)
     if counts.waiting >= s.max_queued:
         raise Refused(
             429, f"the queue is full ({counts.waiting:,} jobs waiting; max_queued): retry later"
@@ -131,7 +131,9 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
         for f, origin in files
     ]
     after = await run_in_threadpool(ctx.queue.last_event, who.namespace)
-    submitted = await run_in_threadpool(ctx.queue.submit, new)
+    submitted = await ctx.commits.submit(new)
+    fresh = [i.job for i in submitted if i.created and i.job.state == "queued"]
+    ctx.added(len(fresh), sum(j.size for j in fresh))
     for item in submitted:
         metrics.UPLOADS.labels("accepted" if item.created else "existing").inc()
     jobs = [SubmittedJob(**JobOut.of(i.job).model_dump(), created_now=i.created) for i in submitted]
@@ -164,7 +166,7 @@ def get_document(document_id: str, request: Request, who: Reader) -> DocumentOut
     record = context(request).queue.document(who.namespace, document_id)
     if record is None:
         raise Refused(404, f"no document {document_id} in this namespace")
-    return DocumentOut.of(record)
+    return DocumentOut.model_validate(record)
 
 
 @router.get("/documents/{document_id}/chunks", response_model=ChunksOut, responses=errors(404))

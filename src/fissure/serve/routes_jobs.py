@@ -86,7 +86,8 @@ async def _stream(
         found = await run_in_threadpool(queue.events, namespace, cursor, 500)
         for event in found:
             cursor = event.seq
-            yield f"id: {event.seq}\nevent: job\ndata: {EventOut.of(event).model_dump_json()}\n\n"
+            data = EventOut.model_validate(event).model_dump_json()
+            yield f"id: {event.seq}\nevent: job\ndata: {data}\n\n"
         if found:
             quiet = 0.0
             continue

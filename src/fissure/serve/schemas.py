@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from fissure.serve.jobs import DocumentRecord, Event, Job
+from fissure.serve.jobs import Job
 
 State = Literal["queued", "running", "done", "failed"]
 Scalar = str | int | float | bool
@@ -118,6 +118,8 @@ class JobPage(BaseModel):
 class EventOut(BaseModel):
     """A job's change of state (the data of a server-sent event)."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     seq: int
     job_id: str
     document_id: str
@@ -126,22 +128,11 @@ class EventOut(BaseModel):
     time: float
     message: str
 
-    @classmethod
-    def of(cls, event: Event) -> EventOut:
-        """The API form of a queue event."""
-        return cls(
-            seq=event.seq,
-            job_id=event.job_id,
-            document_id=event.document_id,
-            state=event.state,
-            attempts=event.attempts,
-            time=event.time,
-            message=event.message,
-        )
-
 
 class DocumentOut(BaseModel):
     """A document of the namespace."""
+
+    model_config = ConfigDict(from_attributes=True)
 
     document_id: str
     name: str
@@ -151,20 +142,6 @@ class DocumentOut(BaseModel):
     job_id: str | None
     created: float
     updated: float
-
-    @classmethod
-    def of(cls, record: DocumentRecord) -> DocumentOut:
-        """The API form of a document record."""
-        return cls(
-            document_id=record.document_id,
-            name=record.name,
-            size=record.size,
-            state=record.state,
-            chunks=record.chunks,
-            job_id=record.job_id,
-            created=record.created,
-            updated=record.updated,
-        )
 
 
 class ChunkOut(BaseModel):
