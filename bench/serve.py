@@ -3,6 +3,8 @@ the default MiniLM embedder works through the backlog.
 
     .venv/bin/python -m bench.serve                 # 1,000 files, 50 clients (quiet machine)
     .venv/bin/python -m bench.serve --smoke         # 100 files, 10 clients; labelled a smoke run
+    .venv/bin/python -m bench.serve --faults        # also: the load again, kill -9 twice
+                                                    # (server, then engine), store vs clean run
 
 Measured: accept latency (client side, p50/p99) of every upload; sustained documents per
 second from the first upload to the last job done, against ``fissure ingest`` of the same
@@ -21,11 +23,8 @@ import hashlib
 import json
 import os
 import platform
-import queue
 import resource
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,9 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-CACHE = Path(__file__).parent / ".cache" / "serve"
+from bench.service import CACHE, ROOT, Service, env, load, own_peak_mb, wait_done
+
 RESULTS = Path(__file__).parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def corpus(n: int, max_kb: int) -> Path:
@@ -90,142 +89,15 @@ def child_ingest(root: Path) -> dict[str, Any]:
     summary = ingest(open_source(str(root)), store, embedder, Options())
     return {"files": summary.listed, "documents": summary.documents, "chunks": summary.chunks,
             "seconds": summary.timings.total, "failures": len(summary.failures),
-            "main_rss_mb": _own_peak_mb(),
+            "main_rss_mb": own_peak_mb(),
             "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             }  # fmt: skip
 
 
 def baseline(root: Path) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "bench.serve", "--child-ingest", str(root)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT, env=_env())
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT, env=env())
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-# -- the service ---------------------------------------------------------------------------
-
-
-class Service:
-    """``fissure serve`` with the default MiniLM on a fresh store, and an RSS sampler."""
-
-    def __init__(self, store: Path) -> None:
-        shutil.rmtree(store, ignore_errors=True)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.store = store
-        self.log = open(CACHE / "serve.log", "w")  # noqa: SIM115
-        cmd = [sys.executable, "-m", "fissure", "serve", "--store", str(store), "--port",
-               str(self.port), "--max-queued", "1000000"]  # fmt: skip
-        self.process = subprocess.Popen(cmd, env=_env(), stdout=self.log, stderr=self.log,
-                                        start_new_session=True)  # fmt: skip
-        self.peaks: dict[str, float] = {"api": 0.0, "engine": 0.0, "parsers": 0.0}
-        self.api_curve: list[tuple[int, float]] = []
-        self.uploaded = 0
-        self._stop = threading.Event()
-
-    def wait_ready(self) -> None:
-        import httpx
-
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
-                    threading.Thread(target=self._sample, daemon=True).start()
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise RuntimeError("the service did not get ready; see bench/.cache/serve/serve.log")
-
-    def _sample(self) -> None:
-        step = 0
-        while not self._stop.wait(0.5):
-            procs = tree(self.process.pid)
-            rss = {"api": _rss_mb(self.process.pid),
-                   "engine": sum(_rss_mb(p) for p in procs["engine"]),
-                   "parsers": max((_rss_mb(p) for p in procs["parsers"]), default=0.0)}  # fmt: skip
-            for role, mb in rss.items():
-                self.peaks[role] = max(self.peaks[role], mb)
-            if self.uploaded >= step:
-                self.api_curve.append((self.uploaded, rss["api"]))
-                step = self.uploaded + 50
-
-    def stop(self) -> None:
-        self._stop.set()
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        self.log.close()
-
-
-def load(service: Service, files: list[Path], clients: int) -> dict[str, Any]:
-    """Every file uploaded once by ``clients`` concurrent clients; latencies of the answers."""
-    import httpx
-
-    todo: queue.Queue[Path] = queue.Queue()
-    for path in files:
-        todo.put(path)
-    latencies: list[float] = []
-    refused: list[int] = []
-    jobs: dict[str, dict[str, Any]] = {}
-    lock = threading.Lock()
-
-    def client() -> None:
-        with httpx.Client(base_url=service.url, timeout=60) as http:
-            while True:
-                try:
-                    path = todo.get_nowait()
-                except queue.Empty:
-                    return
-                body = [("files", (path.name, path.read_bytes()))]
-                started = time.perf_counter()
-                answer = http.post("/v1/documents", files=body)
-                took = time.perf_counter() - started
-                with lock:
-                    if answer.status_code == 202:
-                        latencies.append(took)
-                        job = answer.json()["jobs"][0]
-                        jobs[job["id"]] = job
-                        service.uploaded += 1
-                    else:
-                        refused.append(answer.status_code)
-                if answer.status_code != 202:
-                    time.sleep(float(answer.headers.get("retry-after", "1")))
-                    todo.put(path)
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return {"latencies": latencies, "refused": refused, "jobs": jobs}
-
-
-def wait_done(service: Service, n: int) -> list[dict[str, Any]]:
-    """Every job of the namespace once none is queued or running."""
-    import httpx
-
-    with httpx.Client(base_url=service.url, timeout=60) as http:
-        while True:
-            jobs = _all_jobs(http)
-            if len(jobs) >= n and all(j["state"] in ("done", "failed") for j in jobs):
-                return jobs
-            time.sleep(1.0)
-
-
-def _all_jobs(http: Any) -> list[dict[str, Any]]:
-    found, cursor = [], None
-    while True:
-        params = {"limit": 1000, **({"cursor": cursor} if cursor else {})}
-        page = http.get("/v1/jobs", params=params).json()
-        found.extend(page["jobs"])
-        cursor = page["next_cursor"]
-        if cursor is None:
-            return found
 
 
 def verify(service: Service, jobs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -251,22 +123,65 @@ def verify(service: Service, jobs: list[dict[str, Any]]) -> dict[str, Any]:
             "chunks_by_jobs": sum(j["chunks"] or 0 for j in jobs)}  # fmt: skip
 
 
-def store_check(store: Path) -> dict[str, Any]:
-    """After the service stopped: what the store and the manifest hold."""
-    from fissure.store import ChromaStore, Manifest
+def snapshot(store: Path) -> dict[str, tuple[str, int, int, str]]:
+    """After the service stopped: every stored chunk, ``id -> (source, start, end, text)``."""
+    from fissure.store import ChromaStore
 
     chroma = ChromaStore(store / "chroma")
-    spans = [(m["source"], m["start"], m["end"]) for _, _, m in chroma.items()]
+    return {i: (m["source"], m["start"], m["end"], t) for i, t, m in chroma.items()}
+
+
+def store_check(store: Path) -> dict[str, Any]:
+    """After the service stopped: what the store and the manifest hold."""
+    from fissure.store import Manifest
+
+    chunks = snapshot(store)
     manifest = Manifest(store)
     listed = manifest.chunk_ids()
-    stored = {i for i, _, _ in chroma.items()}
     pending = manifest.pending()
     manifest.close()
-    return {"stored_chunks": chroma.count(), "distinct_spans": len(set(spans)),
-            "manifest_agrees": listed == stored, "pending": len(pending)}  # fmt: skip
+    spans = {(s, a, b) for s, a, b, _ in chunks.values()}
+    return {"stored_chunks": len(chunks), "distinct_spans": len(spans),
+            "manifest_agrees": listed == set(chunks), "pending": len(pending)}  # fmt: skip
 
 
-def run(n: int, clients: int, max_kb: int) -> dict[str, Any]:
+def fault_run(files: list[Path], clients: int, mode: str, within: float,
+              clean: dict[str, tuple[str, int, int, str]]) -> dict[str, Any]:  # fmt: skip
+    """The same load with two ``kill -9`` (of the server, or of the engine) at random moments
+    of the first ``within`` seconds; every upload is retried until it is accepted."""
+    import random
+
+    rng = random.Random(f"{mode}-{len(files)}")
+    moments = sorted(rng.uniform(0.05, 1.0) * within for _ in range(2))
+    service = Service(CACHE / f"store-kill-{mode}")
+    strike = service.kill_server if mode == "server" else service.kill_engine
+    try:
+        service.wait_ready(sample=False)
+        started = time.perf_counter()
+
+        def striker() -> None:
+            for moment in moments:
+                time.sleep(max(0.0, moment - (time.perf_counter() - started)))
+                strike()
+
+        thread = threading.Thread(target=striker, daemon=True)
+        thread.start()
+        uploaded = load(service, files, clients)
+        thread.join()
+        jobs = wait_done(service, len(files))
+        seconds = time.perf_counter() - started
+    finally:
+        service.stop()
+    got = snapshot(service.store)
+    checks = store_check(service.store)
+    return {"mode": mode, "kills": service.kills, "moments_s": moments, "seconds": seconds,
+            "unanswered_or_refused": len(uploaded["refused"]),
+            "done": sum(j["state"] == "done" for j in jobs), "jobs": len(jobs),
+            "same_chunks_as_clean": got == clean, "chunks": len(got),
+            "manifest_agrees": checks["manifest_agrees"], "pending": checks["pending"]}  # fmt: skip
+
+
+def run(n: int, clients: int, max_kb: int, faults: bool) -> dict[str, Any]:
     root = corpus(n, max_kb)
     files = sorted(root.iterdir())
     base = baseline(root)
@@ -282,7 +197,11 @@ def run(n: int, clients: int, max_kb: int) -> dict[str, Any]:
     finally:
         service.stop()
     lat = sorted(uploaded["latencies"])
+    clean = snapshot(service.store)
+    crashes = [fault_run(files, clients, mode, 0.6 * total_s, clean)
+               for mode in ("server", "engine")] if faults else []  # fmt: skip
     return {
+        "faults": crashes,
         "files": len(files), "clients": clients, "max_kb": max_kb,
         "bytes": sum(p.stat().st_size for p in files),
         "accept_p50_ms": 1000 * statistics.median(lat),
@@ -342,58 +261,18 @@ def report(r: dict[str, Any], smoke: bool, command: str) -> str:
         f"| `fissure ingest`: documents / chunks | {r['ingest']['documents']} / "
         f"{r['ingest']['chunks']} |",
     ]  # fmt: skip
+    if r["faults"]:
+        lines += ["", "## kill -9 during the same load (`--faults`)", "",
+                  "| killed | kills at (s) | jobs done | uploads unanswered or refused, retried "
+                  "| chunks | store equals the clean run's | manifest agrees | pending |",
+                  "|---|---|---:|---:|---:|---|---|---:|"]  # fmt: skip
+        for f in r["faults"]:
+            at = ", ".join(f"{m:.1f}" for m in f["moments_s"])
+            lines.append(f"| {f['mode']} ({f['kills']}×) | {at} | {f['done']} / {f['jobs']} | "
+                         f"{f['unanswered_or_refused']} | {f['chunks']} | "
+                         f"{f['same_chunks_as_clean']} | {f['manifest_agrees']} | "
+                         f"{f['pending']} |")  # fmt: skip
     return "\n".join(lines) + "\n"
-
-
-def tree(pid: int) -> dict[str, list[int]]:
-    """The processes a ``fissure serve`` started: ``engine`` and ``parsers``."""
-    found: dict[str, list[int]] = {"engine": [], "parsers": []}
-    for child in children(pid):
-        if "fissure.serve.engine" in cmdline(child):
-            found["engine"].append(child)
-            found["parsers"].extend(children(child))
-    return found
-
-
-def children(pid: int) -> list[int]:
-    """Children of every thread of ``pid`` (a thread's children are listed under it)."""
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found.extend(int(p) for p in (task / "children").read_text().split())
-        except OSError:
-            continue
-    return found
-
-
-def cmdline(pid: int) -> str:
-    """A process's command line, arguments joined by NULs."""
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def _own_peak_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
 
 
 def main() -> None:
@@ -402,6 +281,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--max-kb", type=int, default=100, help="largest file, KiB")
     parser.add_argument("--smoke", action="store_true", help="100 files of <= 16 KiB, 10 clients")
+    parser.add_argument("--faults", action="store_true",
+                        help="also rerun the load twice, killing the server / the engine")
     parser.add_argument("--child-ingest", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_ingest:
@@ -409,9 +290,10 @@ def main() -> None:
         return
     n, clients, max_kb = (100, 10, 16) if args.smoke else (args.files, args.clients, args.max_kb)
     CACHE.mkdir(parents=True, exist_ok=True)
-    result = run(n, clients, max_kb)
+    result = run(n, clients, max_kb, args.faults)
     command = "python -m bench.serve"
     command += " --smoke" if args.smoke else f" --files {n} --clients {clients} --max-kb {max_kb}"
+    command += " --faults" if args.faults else ""
     (RESULTS / "serve.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
     (RESULTS / "serve.md").write_text(report(result, args.smoke, command))
     print((RESULTS / "serve.md").read_text())

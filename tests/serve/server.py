@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bench.serve import tree
+from bench.service import tree
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.ingest.helpers"  # the hanging and memory-hogging test parsers

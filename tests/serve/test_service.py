@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import httpx
-from bench.serve import children, cmdline
+from bench.service import children, cmdline
 
 from fissure.store import ChromaStore, Manifest
 from tests.serve.server import Server, upload, wait_jobs

@@ -28,7 +28,14 @@ from fissure.serve.schemas import (
     SourceRequest,
     SubmittedJob,
 )
-from fissure.serve.uploads import FIELD, MultipartFiles, Refused, allowed, read_source
+from fissure.serve.uploads import (
+    FIELD,
+    MultipartFiles,
+    Received,
+    Refused,
+    allowed,
+    read_source,
+)
 
 router = APIRouter(tags=["documents"])
 MAX_JSON = 65_536
@@ -80,56 +87,11 @@ async def upload(request: Request, who: Writer) -> JSONResponse:
 
 
 async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
-    s = ctx.settings
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > s.max_request_bytes:
-        raise Refused(
-            413,
-            f"the request is {int(length):,} bytes, over the "
-            f"{s.max_request_bytes:,}-byte limit (max_request_bytes)",
-        )
-    counts = await run_in_threadpool(ctx.counts)
-    if counts.waiting >= s.max_queued:
-        raise Refused(
-            429, f"the queue is full ({counts.waiting:,} jobs waiting; max_queued): retry later"
-        )
-    if counts.spool_bytes >= s.max_spool_bytes:
-        raise Refused(
-            429, f"the spool is full ({counts.spool_bytes:,} bytes; max_spool_bytes): retry later"
-        )
+    await _check_room(ctx, request)
     stamp = ctx.stamp()
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    skipped: list[tuple[str, str]] = []
-    if kind == "multipart/form-data":
-        parser = MultipartFiles(
-            ctx.spool,
-            request.headers["content-type"],
-            max_file_bytes=s.max_file_bytes,
-            max_request_bytes=s.max_request_bytes,
-            max_files=s.max_files,
-        )
-        files = [(f, "upload") for f in await parser.read(request.stream())]
-    elif kind == "application/json":
-        spec = _source_request(await _small_body(request)).source
-        allowed(spec, s.allowed_roots, s.allow_github)
-        files, skipped = await run_in_threadpool(
-            read_source, spec, ctx.spool, s.allowed_roots, s.max_file_bytes, s.max_files
-        )
-    else:
-        raise Refused(
-            415, "send multipart/form-data (field 'files') or application/json {\"source\": ...}"
-        )
-    new = [
-        NewJob(
-            who.namespace,
-            document_id(f.spooled.digest, stamp),
-            f.name,
-            f.spooled.digest,
-            f.spooled.size,
-            origin,
-        )
-        for f, origin in files
-    ]
+    files, skipped = await _receive(ctx, request)
+    new = [NewJob(who.namespace, document_id(f.spooled.digest, stamp), f.name, f.spooled.digest,
+                  f.spooled.size, origin) for f, origin in files]  # fmt: skip
     after = await run_in_threadpool(ctx.queue.last_event, who.namespace)
     submitted = await ctx.commits.submit(new)
     fresh = [i.job for i in submitted if i.created and i.job.state == "queued"]
@@ -140,6 +102,43 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
     return Accepted(
         jobs=jobs, skipped=[Skipped(name=n, reason=r) for n, r in skipped], events_after=after
     )
+
+
+async def _check_room(ctx: Context, request: Request) -> None:
+    """413 for a declared body over the limit, 429 when the queue or the spool is full —
+    before a byte of the body is read."""
+    s = ctx.settings
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > s.max_request_bytes:
+        raise Refused(413, f"the request is {int(length):,} bytes, over the "
+                           f"{s.max_request_bytes:,}-byte limit (max_request_bytes)")  # fmt: skip
+    counts = await run_in_threadpool(ctx.counts)
+    if counts.waiting >= s.max_queued:
+        raise Refused(429, f"the queue is full ({counts.waiting:,} jobs waiting; max_queued): "
+                           "retry later")  # fmt: skip
+    if counts.spool_bytes >= s.max_spool_bytes:
+        raise Refused(429, f"the spool is full ({counts.spool_bytes:,} bytes; max_spool_bytes): "
+                           "retry later")  # fmt: skip
+
+
+async def _receive(ctx: Context, request: Request) -> tuple[
+    list[tuple[Received, str]], list[tuple[str, str]]
+]:  # fmt: skip
+    """The request's files in the spool with their origins, and what a source left out."""
+    s = ctx.settings
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "multipart/form-data":
+        parser = MultipartFiles(ctx.spool, request.headers["content-type"],
+                                max_file_bytes=s.max_file_bytes, max_files=s.max_files,
+                                max_request_bytes=s.max_request_bytes)  # fmt: skip
+        return [(f, "upload") for f in await parser.read(request.stream())], []
+    if kind == "application/json":
+        spec = _source_request(await _small_body(request)).source
+        allowed(spec, s.allowed_roots, s.allow_github)
+        return await run_in_threadpool(read_source, spec, ctx.spool, s.allowed_roots,
+                                       s.max_file_bytes, s.max_files)  # fmt: skip
+    raise Refused(415, "send multipart/form-data (field 'files') or application/json "
+                       '{"source": ...}')  # fmt: skip
 
 
 async def _small_body(request: Request) -> bytes:

@@ -66,6 +66,7 @@ class EngineServer:
         if os.path.exists(where):
             os.unlink(where)
         self.listener = Listener(where, family="AF_UNIX", authkey=key)
+        os.chmod(where, 0o600)  # the key is the lock; this is the door
         self.handlers = handlers
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fissure-rpc")
         self._thread = threading.Thread(target=self._accept, daemon=True, name="fissure-rpc")

@@ -32,7 +32,8 @@ from fissure.serve.spool import Spool
 log = logging.getLogger("fissure.serve")
 # Failures that may not happen again: the machine was short of memory, or busy.
 RETRYABLE = frozenset({"Timeout", "WorkerDied"})
-FLUSH_SECONDS = 1.0  # a partial batch waits at most this long for more chunks
+FLUSH_SECONDS = 0.5  # a partial batch waits this long for more chunks when the writer is idle
+MAX_WAIT_SECONDS = 5.0  # and this long at most
 
 
 class Held:
@@ -145,7 +146,12 @@ class Runner:
             group.size += len(outcome.chunks) + 1
             now = time.monotonic()
             for namespace, g in list(groups.items()):
-                if g.size >= self.settings.batch_chunks or now - g.since >= FLUSH_SECONDS:
+                # A full batch goes at once; a partial one when the writer would otherwise
+                # wait for it (batches stay as large as the backlog allows), or when it has
+                # waited too long (another namespace's backlog must not starve it).
+                age = now - g.since
+                late = (age >= FLUSH_SECONDS and background.idle()) or age >= MAX_WAIT_SECONDS
+                if g.size >= self.settings.batch_chunks or late:
                     background.put(groups.pop(namespace).outcomes)
         for g in groups.values():
             background.put(g.outcomes)
