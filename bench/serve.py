@@ -47,6 +47,7 @@ def corpus(n: int, max_kb: int) -> Path:
         return root
     shutil.rmtree(root, ignore_errors=True)
     stdlib = Path(os.__file__).parent
+
     def fits(path: Path) -> bool:
         return path.is_file() and 200 < path.stat().st_size <= max_kb * 1024
 
@@ -86,12 +87,19 @@ def child_ingest(root: Path) -> dict[str, Any]:
     store = CACHE / "store-ingest"
     shutil.rmtree(store, ignore_errors=True)
     embedder = load_embedder("minilm")
+    loaded = _cpu(resource.RUSAGE_SELF)
     summary = ingest(open_source(str(root)), store, embedder, Options())
     return {"files": summary.listed, "documents": summary.documents, "chunks": summary.chunks,
             "seconds": summary.timings.total, "failures": len(summary.failures),
             "main_rss_mb": own_peak_mb(),
             "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+            "cpu_s": _cpu(resource.RUSAGE_SELF) - loaded + _cpu(resource.RUSAGE_CHILDREN),
             }  # fmt: skip
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def baseline(root: Path) -> dict[str, Any]:
@@ -188,11 +196,13 @@ def run(n: int, clients: int, max_kb: int, faults: bool) -> dict[str, Any]:
     service = Service(CACHE / "store-serve")
     try:
         service.wait_ready()
+        idle = service.cpu_seconds()
         started = time.perf_counter()
         uploaded = load(service, files, clients)
         upload_s = time.perf_counter() - started
         jobs = wait_done(service, len(files))
         total_s = time.perf_counter() - started
+        cpu = {k: v - idle[k] for k, v in service.cpu_seconds().items()}
         checks = verify(service, jobs)
     finally:
         service.stop()
@@ -209,7 +219,7 @@ def run(n: int, clients: int, max_kb: int, faults: bool) -> dict[str, Any]:
         "accept_max_ms": 1000 * lat[-1], "refused": len(uploaded["refused"]),
         "upload_s": upload_s, "service_s": total_s, "service_docs_s": len(files) / total_s,
         "ingest": base, "ingest_docs_s": base["files"] / base["seconds"],
-        "peaks_mb": service.peaks, "api_curve": service.api_curve,
+        "peaks_mb": service.peaks, "api_curve": service.api_curve, "cpu_s": cpu,
         **checks, **store_check(service.store),
     }  # fmt: skip
 
@@ -242,6 +252,10 @@ def report(r: dict[str, Any], smoke: bool, command: str) -> str:
         f"| `fissure ingest` of the same files (model load excluded) | "
         f"{r['ingest']['seconds']:.1f} s ({r['ingest_docs_s']:.2f} documents/s) | |",
         f"| service throughput / ingest throughput | {ratio:.1%} | ≥ 90 % |",
+        f"| CPU seconds, engine + parsers / `fissure ingest` + parsers | {r['cpu_s']['engine']:.1f}"
+        f" / {r['ingest']['cpu_s']:.1f} ({r['ingest']['cpu_s'] / r['cpu_s']['engine']:.1%} "
+        "efficiency; the load on a shared machine does not move this one) | |",
+        f"| CPU seconds of the API process (accepting every upload) | {r['cpu_s']['api']:.1f} | |",
         f"| peak RSS: API process | {r['peaks_mb']['api']:.0f} MiB | flat |",
         f"| peak RSS: engine (model, Chroma, writer) | {r['peaks_mb']['engine']:.0f} MiB | |",
         f"| peak RSS: largest parser process | {r['peaks_mb']['parsers']:.0f} MiB | |",
@@ -281,8 +295,11 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--max-kb", type=int, default=100, help="largest file, KiB")
     parser.add_argument("--smoke", action="store_true", help="100 files of <= 16 KiB, 10 clients")
-    parser.add_argument("--faults", action="store_true",
-                        help="also rerun the load twice, killing the server / the engine")
+    parser.add_argument(
+        "--faults",
+        action="store_true",
+        help="also rerun the load twice, killing the server / the engine",
+    )
     parser.add_argument("--child-ingest", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_ingest:

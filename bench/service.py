@@ -86,6 +86,15 @@ class Service:
                 self.api_curve.append((self.uploaded, rss["api"]))
                 step = self.uploaded + 50
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time so far of the API process and of the engine with its parsers (live ones
+        and the ones it has reaped): a measure of the work that the load on a shared machine
+        does not distort."""
+        procs = tree(self.process.pid)
+        work = sum(cpu_seconds(p, children=True) for p in procs["engine"])
+        work += sum(cpu_seconds(p) for p in procs["parsers"])
+        return {"api": cpu_seconds(self.process.pid), "engine": work}
+
     def stop(self) -> None:
         self._stop.set()
         self.process.send_signal(signal.SIGTERM)
@@ -200,6 +209,16 @@ def cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """User + system CPU seconds of a process (and of its reaped children)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = sum(int(fields[i]) for i in ((11, 12, 13, 14) if children else (11, 12)))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
