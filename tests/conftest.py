@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -25,3 +26,27 @@ def get_sizer(name: str) -> Sizer:
 @pytest.fixture(params=SIZER_NAMES)
 def sizer(request: pytest.FixtureRequest) -> Sizer:
     return get_sizer(request.param)
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> Iterator[str]:
+    """A real PostgreSQL with pgvector for the whole session: ``$FISSURE_TEST_PG`` when set,
+    else a server started here (``fissure.store.pg_local``: 127.0.0.1 only, an unprivileged
+    user, a temporary data folder), stopped at the end."""
+    named = os.environ.get("FISSURE_TEST_PG")
+    if named:
+        yield named
+        return
+    pytest.importorskip("psycopg", reason="pip install 'fissure[postgres]'")
+    from fissure.store.pg_local import temporary_postgres
+
+    with temporary_postgres() as dsn:
+        yield dsn
+
+
+@pytest.fixture
+def pg_namespace() -> str:
+    """A namespace of its own for each test, so tests sharing the server never meet."""
+    import uuid
+
+    return "t" + uuid.uuid4().hex[:12]

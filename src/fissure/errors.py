@@ -16,9 +16,26 @@ class InputError(FissureError, ValueError):
 
 
 class MissingDependencyError(FissureError, ImportError):
-    """An optional dependency is not installed; the message has the exact pip line."""
+    """A dependency is not installed; the message has the exact pip line.
+
+    Args:
+        package: The distribution to install, as pip names it.
+        extra: The fissure extra that lists it (``pyproject.toml``); ``None`` for one of
+            fissure's own dependencies (a broken install) or one no extra lists.
+        purpose: What it is needed for.
+
+    Attributes:
+        command: The shell command that installs it, e.g. ``pip install 'fissure[eval]'``
+            (quoted so that no shell expands the brackets).
+    """
 
     def __init__(self, package: str, extra: str | None = None, purpose: str = "") -> None:
-        target = f"'fissure[{extra}]'" if extra else package
+        self.package, self.extra = package, extra
+        self.command = f"pip install 'fissure[{extra}]'" if extra else f"pip install {package}"
         why = f" for {purpose}" if purpose else ""
-        super().__init__(f"{package} is needed{why}: pip install {target}")
+        super().__init__(f"{package} is needed{why}: {self.command}")
+
+
+class StoreError(FissureError):
+    """The store's database cannot be reached or refused a write; the message says which
+    server (without its password) and what it answered."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from fissure.config import ChunkSettings
 from fissure.ingest import Options, Summary, ingest, open_source
-from fissure.store import ChromaStore, Manifest
+from fissure.store.open import close_store, open_store
 from tests.ingest.helpers import PLUGIN, HashEmbedder
 
 SETTINGS = ChunkSettings(tokenizer="words", max_tokens=40)
@@ -31,22 +32,30 @@ def write_corpus(root: Path, n: int = 6) -> Path:
     return root
 
 
-def run(src: str | Path, store: Path, embedder: HashEmbedder | None = None, **opts: Any) -> Summary:
+def run(
+    src: str | Path,
+    store: Path | str,
+    embedder: HashEmbedder | None = None,
+    namespace: str = "default",
+    engine: Any = None,
+    **opts: Any,
+) -> Summary:
     """One ingest with test settings (one worker, the test plugin loaded)."""
     options = Options(
         **{"settings": SETTINGS, "workers": 1, "timeout": 20, "plugins": (PLUGIN,), **opts}
     )
-    return ingest(open_source(str(src)), store, embedder or HashEmbedder(), options)
+    return ingest(open_source(str(src)), store, embedder or HashEmbedder(), options,
+                  namespace=namespace, engine=engine)  # fmt: skip
 
 
-def snapshot(store: Path) -> dict[str, Any]:
-    """Everything a store holds: chunks (id → source, offsets, text), sentence-piece links
-    (id → source, offsets, chunk id, text) and manifest rows."""
-    chroma = ChromaStore(store / "chroma")
-    chunks = {i: (m["source"], m["start"], m["end"], t) for i, t, m in chroma.items()}
+def snapshot(store: Path | str, namespace: str = "default") -> dict[str, Any]:
+    """Everything a store (folder or database) holds: chunks (id → source, offsets, text),
+    sentence-piece links (id → source, offsets, chunk id, text) and manifest rows."""
+    found, manifest = open_store(store, namespace=namespace)
+    chunks = {i: (m["source"], m["start"], m["end"], t) for i, t, m in found.items()}  # type: ignore[attr-defined]
     pieces = {i: (m["source"], m["start"], m["end"], m["chunk_id"], t)
-              for i, t, m in chroma.pieces()}  # fmt: skip
-    manifest = Manifest(store)
+              for i, t, m in found.pieces()}  # type: ignore[attr-defined]  # fmt: skip
+    close_store(found)
     try:
         documents = {s: (st, len(t)) for s, st, t in manifest.documents()}
         listed = manifest.chunk_ids()
@@ -72,3 +81,27 @@ def assert_same_store(got: dict[str, Any], want: dict[str, Any]) -> None:
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     return write_corpus(tmp_path / "corpus")
+
+
+def vectors_of(store: Path | str, namespace: str = "default") -> dict[str, np.ndarray]:
+    """Every chunk's stored vector, by chunk id (Chroma or PostgreSQL)."""
+    found, manifest = open_store(store, namespace=namespace)
+    manifest.close()
+    try:
+        if hasattr(type(found), "vectors"):
+            return dict(found.vectors())  # type: ignore[attr-defined]
+        got = found._collection.get(include=["embeddings"])  # type: ignore[attr-defined]
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"],
+                                                                   strict=True)}  # fmt: skip
+    finally:
+        close_store(found)
+
+
+def pg_rows(dsn: str, table: str, namespace: str) -> int:
+    """How many rows of one of fissure's tables belong to ``namespace`` (``documents``,
+    ``pending`` …), read on a connection of its own."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        sql = f"SELECT count(*) FROM fissure_{table} WHERE namespace = %s"
+        return int(conn.execute(sql, (namespace,)).fetchone()[0])

@@ -61,3 +61,34 @@ def test_ingest_then_query_with_minilm(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "code.py" in out.output and "cooking" not in out.output
     again = runner.invoke(app, ["ingest", str(root), "--store", str(store)])
     assert "0 chunked, 5 unchanged" in again.output and "0 chunks embedded" in again.output
+
+
+def test_commands_on_a_postgres_store(tmp_path: Path, pg_dsn: str, pg_namespace: str) -> None:
+    pytest.importorskip("psycopg")
+    root = write_corpus(tmp_path / "corpus", n=2)
+    (root / "cooking.md").write_text("# Bread\n\nKnead the dough, let it rise, then bake it.\n")
+    (root / "noise.txt").write_bytes(bytes(range(256)) * 4)
+    import psycopg
+
+    # The CLI uses the default namespace: this test gets a database of its own.
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {pg_namespace}")
+    dsn = pg_dsn.rsplit("/", 1)[0] + "/" + pg_namespace
+    out = runner.invoke(app, ["status", "--store", dsn])
+    assert out.exit_code == 2 and "no store" in out.output and "Traceback" not in out.output
+    out = runner.invoke(app, ["ingest", str(root), "--store", dsn, "--workers", "1",
+                              "--embedder", "hashing", "--no-progress"])  # fmt: skip
+    assert out.exit_code == 1, out.output  # done, but one document is a dead letter
+    assert "6 files listed" in out.output and "1 failed" in out.output
+    out = runner.invoke(app, ["query", "knead the dough and bake", "-k", "1", "--store", dsn])
+    assert out.exit_code == 0 and "cooking.md:1-3" in out.output, out.output
+    out = runner.invoke(app, ["status", "--store", dsn])
+    assert out.exit_code == 0 and "5 documents" in out.output and "1 failed" in out.output
+    assert "postgresql://postgres@127.0.0.1" in out.output
+    out = runner.invoke(app, ["dlq", "list", "--store", dsn])
+    assert out.exit_code == 0 and "noise.txt\tparse\tInputError" in out.output
+    out = runner.invoke(app, ["dlq", "clear", "--store", dsn])
+    assert out.exit_code == 0 and "cleared 1" in out.output
+    bad = "postgresql://nobody@127.0.0.1:1/none"
+    out = runner.invoke(app, ["status", "--store", bad])
+    assert out.exit_code == 2 and "cannot connect" in out.output and "Traceback" not in out.output

@@ -28,7 +28,7 @@ run(sys.argv[1], __import__("pathlib").Path(sys.argv[2]), HashEmbedder(delay=0.1
 
 
 def _start(corpus: Path, store: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
     return subprocess.Popen(
         [sys.executable, "-c", SCRIPT, str(corpus), str(store)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -8,11 +8,13 @@ import typer
 
 from fissure.cli import chunk as chunk_cmd
 from fissure.cli import dlq as dlq_cmd
+from fissure.cli import estimate as estimate_cmd
 from fissure.cli import eval as eval_cmd
 from fissure.cli import ingest as ingest_cmd
 from fissure.cli import key as key_cmd
 from fissure.cli import models as models_cmd
 from fissure.cli import query as query_cmd
+from fissure.cli import recommend as recommend_cmd
 from fissure.cli import serve as serve_cmd
 from fissure.cli import show as show_cmd
 from fissure.cli import status as status_cmd
@@ -34,6 +36,8 @@ app.command("eval")(eval_cmd.eval_)
 app.command("serve")(serve_cmd.serve)
 app.command("submit")(submit_cmd.submit)
 app.command("key")(key_cmd.key)
+app.command("recommend")(recommend_cmd.recommend)
+app.command("estimate")(estimate_cmd.estimate)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
 

@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, print_summary
+from fissure.cli.ingest import (
+    DEFAULT_STORE,
+    StoreOption,
+    cache_folder,
+    display,
+    open_existing,
+    print_summary,
+)
 from fissure.cli.output import err, fail
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
-    from fissure.store import Manifest
+    from fissure.store.manifest import ManifestProtocol
 
 app = typer.Typer(help="The dead-letter queue: documents that failed, and why.",
                   no_args_is_help=True)  # fmt: skip
 
 
-def _manifest(store: Path) -> Manifest:
-    from fissure.store import Manifest
+def _manifest(store: str) -> ManifestProtocol:
+    from fissure.store.open import close_store
 
-    if not (store / "manifest.sqlite3").is_file():
-        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
-    return Manifest(store)
+    found, manifest = open_existing(store)
+    close_store(found)
+    return manifest
 
 
 @app.command("list")
@@ -51,7 +57,10 @@ def retry(
         float | None, typer.Option(help="Per-document timeout (default: the last run's).")
     ] = None,
 ) -> None:
-    """Ingest the failed documents again, with the settings of their last run."""
+    """Ingest the failed documents again, with the settings of their last run.
+
+    Exit status: 0 all went in, 1 some failed again, 2 an error.
+    """
     from fissure.config import ChunkSettings
     from fissure.embed import load_embedder
     from fissure.ingest import Options, ingest, open_source
@@ -63,6 +72,7 @@ def retry(
     if not origins:
         err.print("nothing to retry")
         return
+    failed = False
     try:
         for origin in origins:
             spec, config, _ = runs[origin]
@@ -73,14 +83,17 @@ def retry(
                               timeout=timeout or config.get("timeout", 120.0),
                               memory_mb=config.get("memory_mb"))  # fmt: skip
             force = {f.source for f in failures if f.origin == origin}
-            source = open_source(spec, cache_dir=store / "http-cache")
+            source = open_source(spec, cache_dir=cache_folder(store))
             model = load_embedder(config.get("embedder") or "minilm")
             named = config.get("embedder") or "minilm"
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
                              force=force)  # fmt: skip
             print_summary(summary)
+            failed = failed or bool(summary.failures)
     except (FissureError, KeyError) as exc:
         fail(f"cannot retry: {exc}")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command("clear")

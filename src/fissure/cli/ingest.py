@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,9 +14,18 @@ from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.source.files import DEFAULT_MAX_BYTES
 
-DEFAULT_STORE = Path(".fissure/store")
+if TYPE_CHECKING:
+    from fissure.ingest.job import Engine
+    from fissure.store.manifest import ManifestProtocol
+    from fissure.store.protocol import Store
+
+DEFAULT_STORE = ".fissure/store"
 StoreOption = Annotated[
-    Path, typer.Option("--store", help="Store folder (manifest, dead letters, Chroma).")
+    str,
+    typer.Option(
+        "--store", help="Store folder (manifest, dead letters, Chroma), or postgresql://… "
+        "(all of it in one shared PostgreSQL database with pgvector)."
+    ),
 ]
 
 
@@ -72,7 +81,9 @@ def ingest(
     ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
     workers: Annotated[
-        int | None, typer.Option(help="Parsing processes (default: cores - 1, 1 to 4).")
+        int | None,
+        typer.Option(help="Parsing processes (default: cores - 1, 1 to 4; with --engine ray: "
+                     "parsing actors, default the CPUs the embedding actors leave)."),
     ] = None,
     memory_mb: Annotated[int, typer.Option(help="Address-space cap per worker, MiB.")] = 4096,
     max_bytes: Annotated[int, typer.Option(help="Skip larger files.")] = DEFAULT_MAX_BYTES,
@@ -80,13 +91,26 @@ def ingest(
         Path | None, typer.Option(help="Also write this run's chunks here as JSONL.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bars on stderr.")] = True,
+    engine: Annotated[
+        str, typer.Option(help="local (worker processes here) | ray (a Ray cluster).")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster HOST:PORT (default: $RAY_ADDRESS, else a local Ray)."),
+    ] = None,
 ) -> None:
     """Chunk, embed and store SOURCE; re-runs only redo what changed.
 
     Vanished documents are deleted from the store; failures go to the dead-letter queue
-    (fissure dlq) and never stop the run.
+    (fissure dlq) and never stop the run. --store postgresql://… keeps everything in one
+    PostgreSQL database that many runs share. With --engine ray, parsing and splitting run
+    on a Ray actor pool (--workers actors; default the CPUs the embedding actors leave) and
+    embedding on another (GPUs when the cluster has them); see docs/scale.md.
+
+    Exit status: 0 done, 1 done but some documents failed (they are dead letters), 2 an
+    error before the run (bad option, source or store; a missing dependency).
     """
-    from fissure.embed import load_embedder
+    from fissure.embed import lazy_embedder
     from fissure.ingest import Options, default_workers, open_source
     from fissure.ingest import ingest as run
 
@@ -102,8 +126,10 @@ def ingest(
             dedup=dedup,
             embed_headings=embed_headings,
         )
-        found = open_source(source, cache_dir=store / "http-cache", max_bytes=max_bytes)
-        model = load_embedder(embedder)
+        if engine not in ("local", "ray"):
+            fail(f"--engine {engine!r}: use local or ray")
+        found = open_source(source, cache_dir=cache_folder(store), max_bytes=max_bytes)
+        model = lazy_embedder(embedder)  # the model loads only if a chunk needs a vector
         options = Options(
             settings=settings,
             workers=workers or default_workers(),
@@ -112,12 +138,43 @@ def ingest(
             progress=progress and err.is_terminal,
         )
         sink = open(export, "w", encoding="utf-8") if export else nullcontext(None)  # noqa: SIM115
+        chosen = _ray_engine(embedder, address, workers) if engine == "ray" else None
         with sink as stream:
             summary = run(found, store, model, options, spec=source, embedder_spec=embedder,
-                          export=stream)  # fmt: skip
+                          export=stream, engine=chosen)  # fmt: skip
     except (FissureError, OSError) as exc:
         fail(str(exc))
     print_summary(summary)
+    if summary.failures:
+        raise typer.Exit(1)
+
+
+def _ray_engine(embedder: str, address: str | None, workers: int | None) -> Engine:
+    from functools import partial
+
+    from fissure.embed import load_embedder
+    from fissure.ingest.ray_engine import RayEngine
+
+    return RayEngine(address=address, make_embedder=partial(load_embedder, embedder),
+                     parse_workers=workers)  # fmt: skip
+
+
+def cache_folder(store: str) -> Path:
+    """Where the GitHub source keeps its ETag cache: in the store folder, or in
+    ``.fissure/`` for a database store."""
+    from fissure.store.open import is_database
+
+    return Path(".fissure") / "http-cache" if is_database(store) else Path(store) / "http-cache"
+
+
+def open_existing(store: str) -> tuple[Store, ManifestProtocol]:
+    """The store and the manifest that ``--store`` names; fails (one line) when there is none."""
+    from fissure.store.open import open_store
+
+    try:
+        return open_store(store, create=False)
+    except FissureError as exc:
+        fail(str(exc))
 
 
 def print_summary(summary: object) -> None:

@@ -10,11 +10,13 @@ from typing import IO, Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fissure.types import Chunk
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# markup=False: messages carry paths and pip lines ('fissure[store]') that markup would eat.
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 # Options that several commands share, defined once so their names and help agree.
 MaxTokens = Annotated[
@@ -41,7 +43,7 @@ Embedder = Annotated[
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line and exit; never a traceback."""
-    err.print(f"[bold red]error:[/] {message}", markup=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
     raise typer.Exit(code)
 
 

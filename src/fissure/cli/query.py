@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, open_existing
 from fissure.cli.output import err, fail
 from fissure.errors import FissureError
 
 
 def query(
-    text: Annotated[str, typer.Argument(help="What to look for.")],
+    text: Annotated[
+        str | None, typer.Argument(help="What to look for (or pass --queries FILE).")
+    ] = None,
     k: Annotated[int, typer.Option("-k", help="How many chunks.")] = 5,
     where: Annotated[
         list[str] | None,
@@ -30,33 +35,58 @@ def query(
             "0.4 works well); needs a store ingested with --sub-vectors.",
         ),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON line: the query and its hits (score, source, "
+            "start/end offsets, lines, headings, entity, page, text)."
+        ),
+    ] = False,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries", help="Answer every line of this file ('-': standard input), one "
+            "JSON line per query, in order, as --json prints them."
+        ),
+    ] = None,
 ) -> None:
-    """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet."""
+    """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
+
+    Exit status: 0 answered (even with no hits), 2 an error (no store, bad option …).
+    """
     from fissure.embed import load_embedder
-    from fissure.store import ChromaStore, Manifest
+    from fissure.store.open import close_store
 
     if k < 1:
         fail("-k must be at least 1")
     if sub_weight is not None and not 0 <= sub_weight <= 1:
         fail("--sub-weight must be within 0..1")
-    if not (store / "manifest.sqlite3").is_file():
-        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
+    filters = _filters(where or [])
+    asked = _asked(text, queries)
+    found, manifest = open_existing(store)
     try:
-        filters = _filters(where or [])
-        manifest = Manifest(store)
         spec = embedder or _embedder_of(manifest)
         built_with = manifest.get_meta("model")
         manifest.close()
         model = load_embedder(spec)
         if built_with and built_with != model.model_id:
             fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
-        chroma = ChromaStore(store / "chroma")
-        if sub_weight is not None and chroma.count() and not chroma.count_pieces():
+        pieces = getattr(found, "count_pieces", lambda: 1)
+        if sub_weight is not None and found.count() and not pieces():
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
-        hits = chroma.query(model.embed([text])[0], k, filters, sub_weight=sub_weight)
+        vectors = model.embed(asked)
+        answers = [found.query(v, k, filters, sub_weight=sub_weight) for v in vectors]
     except FissureError as exc:
         fail(str(exc))
+    finally:
+        close_store(found)
+    if as_json or queries is not None:
+        for question, got in zip(asked, answers, strict=True):
+            line = {"query": question, "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}
+            typer.echo(json.dumps(line, ensure_ascii=False))
+        return
+    hits = answers[0]
     if not hits:
         typer.echo("no results")
     for hit in hits:
@@ -67,6 +97,46 @@ def query(
         snippet = snippet[:197] + "…" if len(snippet) > 200 else snippet
         typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip())
         typer.echo(f"       {snippet}")
+
+
+def _asked(text: str | None, queries: Path | None) -> list[str]:
+    """The questions: the argument, or the non-blank lines of the --queries file."""
+    if (text is None) == (queries is None):
+        fail("give a query, or --queries FILE (one query per line), but not both")
+    if queries is None:
+        return [str(text)]
+    try:
+        raw = sys.stdin.read() if str(queries) == "-" else queries.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read --queries {queries}: {exc}")
+    asked = [line.strip() for line in raw.splitlines() if line.strip()]
+    if not asked:
+        fail(f"--queries {queries} has no query (one per line)")
+    return asked
+
+
+def _hit(hit: Any, rank: int) -> dict[str, Any]:
+    """A hit as JSON: where the chunk is (offsets into its document's text, 1-based lines)."""
+    m = hit.metadata
+    headings = str(m.get("headings") or "")
+    return {
+        "rank": rank,
+        "score": round(float(hit.score), 6),
+        "source": m.get("source"),
+        "start": m.get("start"),
+        "end": m.get("end"),
+        "lines": [m.get("line_start"), m.get("line_end")],
+        "headings": headings.split(" › ") if headings else [],
+        "entity": m.get("entity"),
+        "page": m.get("page"),
+        "cell": m.get("cell"),
+        "chunk_id": hit.chunk_id,
+        "doc_id": m.get("doc_id"),
+        "index": m.get("index"),
+        "n_tokens": m.get("n_tokens"),
+        "strategy": m.get("strategy"),
+        "text": hit.text,
+    }
 
 
 def _filters(pairs: list[str]) -> dict[str, Any]:

@@ -2,26 +2,42 @@
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption
-from fissure.cli.output import fail
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
 
 
-def status(store: StoreOption = DEFAULT_STORE) -> None:
-    """Documents, chunks, failures and settings of each source in the store."""
+def status(
+    store: StoreOption = DEFAULT_STORE,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the same facts as one JSON object.")
+    ] = False,
+) -> None:
+    """Documents, chunks, failures and settings of each source in the store.
+
+    Exit status: 0 shown, 2 no store there.
+    """
     from fissure.ingest.pipeline import token_stats
-    from fissure.store import Manifest
+    from fissure.store.open import close_store, is_database
+    from fissure.store.pg_schema import redact
 
-    if not (store / "manifest.sqlite3").is_file():
-        fail(f"no store in {store}: run `fissure ingest PATH --store {store}` first")
-    manifest = Manifest(store)
+    found, manifest = open_existing(store)
+    close_store(found)
+    name = redact(store) if is_database(store) else store
+    if as_json:
+        try:
+            typer.echo(json.dumps(_report(manifest, str(name)), ensure_ascii=False))
+        finally:
+            manifest.close()
+        return
     try:
         runs = manifest.runs()
         model, dim = manifest.get_meta("model"), manifest.get_meta("dim")
-        typer.echo(f"store {store}: model {model}, dim {dim}")
+        typer.echo(f"store {name}: model {model}, dim {dim}")
         for origin, (spec, config, when) in runs.items():
             ok = failed = 0
             sizes: list[int] = []
@@ -43,8 +59,38 @@ def status(store: StoreOption = DEFAULT_STORE) -> None:
             )
         pending = manifest.pending()
         if pending:
-            typer.echo(f"{len(pending)} documents half-written by an interrupted run "
-                       "(the next ingest redoes them)")  # fmt: skip
+            typer.echo(f"{len(pending)} documents being written, or half-written by an "
+                       "interrupted run (the next ingest redoes those)")  # fmt: skip
         typer.echo(f"dead letters: {len(manifest.failures())}")
     finally:
         manifest.close()
+
+
+def _report(manifest: Any, store: str) -> dict[str, Any]:
+    """What ``status`` prints, as data: the store, and per source its last run and counts."""
+    from fissure.ingest.pipeline import token_stats
+
+    sources = []
+    for origin, (spec, config, when) in manifest.runs().items():
+        rows = list(manifest.documents(origin))
+        sizes = [n for _, _, tokens in rows for n in tokens]
+        sources.append({
+            "source": spec,
+            "origin": origin,
+            "last_run": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(when)),
+            "documents": sum(state == "ok" for _, state, _ in rows),
+            "failed": sum(state == "failed" for _, state, _ in rows),
+            "chunks": len(sizes),
+            "tokens": token_stats(sizes),
+            "settings": config.get("settings", {}),
+            "embedder": config.get("embedder") or None,
+        })  # fmt: skip
+    dim = manifest.get_meta("dim")
+    return {
+        "store": str(store),
+        "model": manifest.get_meta("model"),
+        "dim": int(dim) if dim else None,
+        "sources": sources,
+        "pending": len(manifest.pending()),
+        "dead_letters": len(manifest.failures()),
+    }

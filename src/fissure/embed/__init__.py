@@ -6,7 +6,8 @@ httpx) only when an embedder is built, so importing this package is cheap.
 
 from fissure.embed.cache import CachedEmbedder
 from fissure.embed.hashing import HashingEmbedder
-from fissure.embed.load import load_embedder
+from fissure.embed.lazy import LazyEmbedder
+from fissure.embed.load import lazy_embedder, load_embedder
 from fissure.embed.minilm import MiniLM, SentenceTransformerEmbedder
 from fissure.embed.protocol import Embedder
 from fissure.embed.remote import EmbeddingServiceError, HttpEmbedder
@@ -18,10 +19,12 @@ __all__ = [
     "EmbeddingServiceError",
     "HashingEmbedder",
     "HttpEmbedder",
+    "LazyEmbedder",
     "MiniLM",
     "SentenceTransformerEmbedder",
     "StaticEmbedder",
     "default_static_dir",
     "distill_minilm",
+    "lazy_embedder",
     "load_embedder",
 ]

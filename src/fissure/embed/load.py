@@ -41,6 +41,31 @@ def load_embedder(spec: str = "minilm") -> Embedder:
     raise ConfigError(f"unknown embedder {spec!r}: use one of {', '.join(SPECS)}")
 
 
+def lazy_embedder(spec: str = "minilm") -> Embedder:
+    """Like :func:`load_embedder`, but a MiniLM model loads only when it first embeds a text.
+
+    Its ``model_id``, ``dim`` and ``max_tokens`` come from the model's config files, so a
+    run that embeds nothing (``fissure ingest`` with nothing changed) never imports torch.
+    Other specs are built at once, as by :func:`load_embedder`.
+
+    Raises:
+        ConfigError: The spec is unknown or names a model that is not there.
+    """
+    spec = spec.strip()
+    if spec not in ("minilm", "minilm:fp32", "minilm:bf16", "minilm:auto"):
+        return load_embedder(spec)
+    from fissure.embed.lazy import LazyEmbedder, sentence_transformer_shape
+    from fissure.embed.minilm import MINILM_ID
+    from fissure.size.sizer import minilm_model_dir
+
+    bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
+    exact = "minilm:bf16" if bf16 else "minilm"
+    dim, max_tokens = sentence_transformer_shape(minilm_model_dir())
+    model_id = MINILM_ID + ("@bf16" if bf16 else "")
+    return LazyEmbedder(lambda: load_embedder(exact), model_id=model_id, dim=dim,
+                        max_tokens=max_tokens)  # fmt: skip
+
+
 def bf16_is_fast() -> bool:
     """Whether this CPU multiplies bf16 matrices natively (AMX or AVX-512 BF16)."""
     try:

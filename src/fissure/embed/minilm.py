@@ -133,9 +133,7 @@ def _load(path: Path) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise MissingDependencyError(
-            "sentence-transformers", extra="embed", purpose="embedding"
-        ) from exc
+        raise MissingDependencyError("sentence-transformers", purpose="embedding") from exc
     try:
         from transformers.utils import logging
 

@@ -47,12 +47,7 @@ class StaticEmbedder:
         if not (path / "config.json").is_file():
             raise ConfigError(f"no model2vec model in {path} (expected config.json there)")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        try:
-            from model2vec import StaticModel
-        except ImportError as exc:
-            raise MissingDependencyError(
-                "model2vec", extra="embed", purpose="static embeddings"
-            ) from exc
+        StaticModel = _model2vec().StaticModel  # noqa: N806 - a class
         try:
             self.model = StaticModel.from_pretrained(path.resolve(), force_download=False)
         except Exception as exc:
@@ -101,6 +96,7 @@ def distill_minilm(
         raise ConfigError(f"{out} already holds a model: pass overwrite=True to rebuild it")
     from fissure.embed.minilm import MiniLM
 
+    _model2vec()  # before a minute of work, not after it
     teacher = MiniLM()  # verifies the weights before anything is derived from them
     model = _distill_with_model2vec(teacher, pca_dims) or _distill_builtin(teacher, pca_dims)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -114,6 +110,14 @@ def distill_minilm(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _model2vec() -> Any:
+    try:
+        import model2vec
+    except ImportError as exc:
+        raise MissingDependencyError("model2vec", "embed", purpose="static embeddings") from exc
+    return model2vec
 
 
 def _distill_with_model2vec(teacher: Any, pca_dims: int) -> Any | None:

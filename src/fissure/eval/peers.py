@@ -108,13 +108,14 @@ class PeerRun:
         return sorted(spans)
 
 
-def _need(module: str, package: str) -> Any:
+def _need(module: str, package: str, extra: str | None = "bench") -> Any:
+    """``module``, or a MissingDependencyError naming ``package`` and the extra listing it."""
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingDependencyError(package, purpose=f"the {package} peer") from exc
+        raise MissingDependencyError(package, extra, purpose=f"the {package} peer") from exc
 
 
 def _langchain(kind: str) -> Callable[[Spec, Embedder | None], ChunkFn]:
@@ -182,7 +183,7 @@ def _chonkie(kind: str) -> Callable[[Spec, Embedder | None], ChunkFn]:
         elif kind == "recursive":
             chunker = chonkie.RecursiveChunker(tokenizer=tok, chunk_size=spec.size)
         elif kind == "code":
-            _need("tree_sitter_language_pack", "tree-sitter-language-pack")
+            _need("tree_sitter_language_pack", "tree-sitter-language-pack", extra=None)
             chunker = chonkie.CodeChunker(tokenizer=tok, chunk_size=spec.size, language="python")
         else:
             chunker = chonkie.SemanticChunker(
@@ -254,7 +255,7 @@ def _llamaindex(kind: str) -> Callable[[Spec, Embedder | None], ChunkFn]:
                 chunk_size=spec.size, chunk_overlap=spec.overlap, tokenizer=tok.encode
             )
         elif kind == "code":
-            _need("tree_sitter_language_pack", "tree-sitter-language-pack")
+            _need("tree_sitter_language_pack", "tree-sitter-language-pack", extra=None)
             parser = parsers.CodeSplitter(language="python", max_chars=spec.size * 4)
         else:
             parser = parsers.SemanticSplitterNodeParser(

@@ -106,7 +106,7 @@ def _parse_all(
             parsed.append(parse_strategy(spec, embedder))
         except MissingDependencyError as exc:
             skipped[spec] = str(exc)
-            console.print(f"skipped {spec}: {exc}")
+            console.print(f"skipped {spec}: {exc}", markup=False)
     if not parsed:
         raise ConfigError(f"no strategy can run: {'; '.join(skipped.values())}")
     return parsed, skipped

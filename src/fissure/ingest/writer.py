@@ -1,9 +1,10 @@
 """Embed and store finished documents, in the order that makes a crash harmless.
 
-For each group of documents: mark them pending in the manifest → embed → delete their old
-chunks and pieces by source → upsert the new chunks and pieces → commit their manifest rows
-(and dead letters), which clears the marks. Chunk and piece ids are content-addressed, so
-redoing any of it is harmless.
+For each group of documents: mark them pending in the manifest → embed (here; the Ray engine
+embeds in its actors, before this) → delete their old chunks and pieces by source → upsert
+the new chunks and pieces → commit their manifest rows (and dead letters), which clears the
+marks. Chunk and
+piece ids are content-addressed, so redoing any of it is harmless.
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, TypeVar
 
 import numpy as np
 
 from fissure.embed import Embedder
 from fissure.embed.window import blend, heading_line
 from fissure.ingest.workers import Outcome
-from fissure.store.manifest import Entry, Failure, Manifest
+from fissure.store.manifest import Entry, Failure, ManifestProtocol
 from fissure.store.protocol import Piece, Store
 from fissure.types import Chunk
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,8 +47,94 @@ class Timings:
     failures: list[Failure] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class Embedded:
+    """A document's outcome with its vectors: one row per chunk, then one per piece.
+
+    ``seconds``: this document's share of the embedding call's time.
+    """
+
+    outcome: Outcome
+    chunk_vectors: np.ndarray | None = None
+    piece_vectors: np.ndarray | None = None
+    seconds: float = 0.0
+
+
+def embed_outcomes(
+    embedder: Embedder,
+    group: Sequence[Outcome],
+    window_share: float = 0.6,
+    embed_headings: bool = False,
+) -> list[Embedded]:
+    """Embed a group's chunks, windows and pieces in one call; if that fails, embed the
+    documents one by one, so that only the bad one fails (stage ``embed``)."""
+    started = time.perf_counter()
+    try:
+        out = _embed_all(embedder, group, window_share, embed_headings)
+    except Exception as exc:
+        if len(group) > 1:
+            alone = [embed_outcomes(embedder, [o], window_share, embed_headings) for o in group]
+            return [e for part in alone for e in part]
+        return [Embedded(failed(group[0], "embed", exc))]
+    share = (time.perf_counter() - started) / max(1, len(out))
+    for item in out:
+        item.seconds = share
+    return out
+
+
+def failed(outcome: Outcome, stage: str, exc: BaseException) -> Outcome:
+    """``outcome``'s document as a failure at ``stage``, with ``exc``'s reason and traceback."""
+    return Outcome(outcome.source, [], stage, type(exc).__name__, str(exc)[:500],
+                   traceback.format_exc(limit=20))  # fmt: skip
+
+
+def _embed_all(
+    embedder: Embedder, group: Sequence[Outcome], window_share: float, embed_headings: bool
+) -> list[Embedded]:
+    chunks = [c for o in group for c in o.chunks]
+    pieces = [p for o in group for p in o.pieces]
+    if not chunks:
+        return [Embedded(o) for o in group]
+    vectors = _vectors(embedder, group, chunks, pieces, window_share, embed_headings)
+    own, rest = vectors[: len(chunks)], vectors[len(chunks) :]
+    out, at, pt = [], 0, 0
+    for o in group:
+        out.append(Embedded(o, own[at : at + len(o.chunks)], rest[pt : pt + len(o.pieces)]))
+        at, pt = at + len(o.chunks), pt + len(o.pieces)
+    return out
+
+
+def _vectors(
+    embedder: Embedder,
+    group: Sequence[Outcome],
+    chunks: list[Chunk],
+    pieces: list[Piece],
+    window_share: float,
+    embed_headings: bool,
+) -> np.ndarray:
+    """The chunks' vectors (with windows, each blended with its window's vector), then
+    the pieces' vectors, all from one embedding call."""
+    windows = [w for o in group for w in o.windows]
+    if windows and len(windows) != len(chunks):
+        raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
+    if embed_headings:
+        own_texts = [heading_line(c.headings) + c.text for c in chunks]
+    else:
+        own_texts = [c.embedding_text() for c in chunks]
+    texts = own_texts + windows + [p.embedding_text for p in pieces]
+    every = embedder.embed(texts)
+    n = len(chunks)
+    own = every[:n]
+    if windows:
+        own = blend(own, every[n : 2 * n], window_share)
+    return np.concatenate([own, every[n + len(windows) :]])
+
+
 class Writer:
-    """Writes groups of :class:`Outcome` to the store and the manifest.
+    """Writes groups of documents to the store and the manifest.
+
+    :meth:`write` embeds a group of :class:`Outcome` and stores it (the local engine);
+    :meth:`store` stores documents embedded elsewhere (the Ray engine's actors).
 
     Args:
         store: Where chunks go.
@@ -62,7 +151,7 @@ class Writer:
     def __init__(
         self,
         store: Store,
-        manifest: Manifest,
+        manifest: ManifestProtocol,
         embedder: Embedder,
         origin: str,
         stamp: str,
@@ -78,75 +167,58 @@ class Writer:
         self.embed_headings = embed_headings
         self.timings = Timings()
 
-    def write(self, group: Sequence[Outcome]) -> list[Failure]:
-        """Write a group; if it fails, write its documents one by one to isolate the bad one.
+    def write(self, group: Sequence[Outcome]) -> None:
+        """Embed a group, then store it (see :meth:`store_group`). The documents are marked
+        pending first, so a shared manifest holds them while they are embedded: a second
+        run that reaches one of them waits instead of embedding it too."""
+        started = time.perf_counter()
+        self.manifest.mark_pending([o.source for o in group])
+        self.timings.manifest += time.perf_counter() - started
+        embedded = embed_outcomes(self.embedder, group, self.window_share, self.embed_headings)
+        self.timings.embed += sum(e.seconds for e in embedded)
+        self.timings.embed_calls += 1 if any(o.chunks for o in group) else 0
+        self.store_group(embedded)
 
-        Returns the dead letters recorded for the group: its failed outcomes, and any
-        document whose embedding or storing failed.
-        """
+    def store_group(self, group: Sequence[Embedded]) -> None:
+        """Store a group; if that fails, store its documents one by one to isolate the bad
+        one, which becomes a failure (stage ``store``) with nothing of it left in the store."""
         try:
-            return self._write(group)
+            self._store(group)
         except Exception as exc:
             if len(group) > 1:
-                return [f for outcome in group for f in self.write([outcome])]
-            stage = "embed" if self._embedding else "store"
-            only = group[0]
-            failed = Outcome(only.source, [], stage, type(exc).__name__, str(exc)[:500],
-                             traceback.format_exc(limit=20))  # fmt: skip
+                for item in group:
+                    self.store_group([item])
+                return
+            only = group[0].outcome
             self.store.delete_sources([only.source])  # drop anything half-written
-            return self._write([failed])
+            self._store([Embedded(failed(only, "store", exc))])
 
-    def _write(self, group: Sequence[Outcome]) -> list[Failure]:
+    def _store(self, group: Sequence[Embedded]) -> None:
         t = self.timings
-        sources = [o.source for o in group]
+        outcomes = [e.outcome for e in group]
+        sources = [o.source for o in outcomes]
         started = time.perf_counter()
         self.manifest.mark_pending(sources)
         t.manifest += time.perf_counter() - started
-        chunks = [c for o in group for c in o.chunks]
-        pieces = [p for o in group for p in o.pieces]
-        self._embedding = True
-        started = time.perf_counter()
-        vectors = self._vectors(group, chunks, pieces) if chunks else None
-        t.embed += time.perf_counter() - started
-        t.embed_calls += 1 if chunks else 0
-        self._embedding = False
+        chunks = [c for o in outcomes for c in o.chunks]
+        pieces = [p for o in outcomes for p in o.pieces]
         started = time.perf_counter()
         self.store.delete_sources(sources)
-        if vectors is not None:
-            self.store.upsert(chunks, vectors[: len(chunks)])
-            if pieces:
-                self.store.upsert_pieces(pieces, vectors[len(chunks) :])
+        if chunks:
+            self.store.upsert(chunks, _stack([e.chunk_vectors for e in group if e.outcome.chunks]))
+        if pieces:
+            self.store.upsert_pieces(pieces, _stack([e.piece_vectors for e in group
+                                                     if e.outcome.pieces]))  # fmt: skip
         t.store += time.perf_counter() - started
         started = time.perf_counter()
-        entries, failures = self._records(group)
+        entries, failures = self._records(outcomes)
         self.manifest.commit(entries, failures)
         t.manifest += time.perf_counter() - started
         t.embedded += len(chunks)
         t.pieces += len(pieces)
-        t.duplicates += sum(o.duplicates for o in group)
+        t.duplicates += sum(o.duplicates for o in outcomes)
         t.failures.extend(failures)
         self.on_chunks(len(chunks))
-        return failures
-
-    def _vectors(
-        self, group: Sequence[Outcome], chunks: list[Chunk], pieces: list[Piece]
-    ) -> np.ndarray:
-        """The chunks' vectors (with windows, each blended with its window's vector), then
-        the pieces' vectors, all from one embedding call."""
-        windows = [w for o in group for w in o.windows]
-        if windows and len(windows) != len(chunks):
-            raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
-        if self.embed_headings:
-            own_texts = [heading_line(c.headings) + c.text for c in chunks]
-        else:
-            own_texts = [c.embedding_text() for c in chunks]
-        texts = own_texts + windows + [p.embedding_text for p in pieces]
-        every = self.embedder.embed(texts)
-        n = len(chunks)
-        own = every[:n]
-        if windows:
-            own = blend(own, every[n : 2 * n], self.window_share)
-        return np.concatenate([own, every[n + len(windows) :]])
 
     def _records(self, group: Sequence[Outcome]) -> tuple[list[Entry], list[Failure]]:
         entries, failures = [], []
@@ -162,30 +234,27 @@ class Writer:
                 )
         return entries, failures
 
-    _embedding = False
+
+def _stack(parts: list[np.ndarray | None]) -> np.ndarray:
+    present = [p for p in parts if p is not None]
+    if not present:
+        raise ValueError("documents with chunks but no vectors")
+    return np.concatenate(present)
 
 
-class Writes(Protocol):
-    """What :class:`Background` drives: a :class:`Writer`, or anything that writes groups
-    of outcomes the same way (the ingestion service's job sink)."""
+class Background(Generic[T]):
+    """Runs a write function (:meth:`Writer.write` or :meth:`Writer.store_group`) on a
+    thread behind a bounded queue, so that chunking goes on while a batch is embedded and
+    stored, and memory stays bounded when writing is the slower side."""
 
-    def write(self, group: Sequence[Outcome]) -> object:
-        """Write one group of outcomes."""
-        ...
-
-
-class Background:
-    """Runs a :class:`Writer` on a thread behind a bounded queue, so that chunking goes on
-    while a batch is embedded, and memory stays bounded when embedding is the slower side."""
-
-    def __init__(self, writer: Writes, depth: int = 2) -> None:
-        self.writer = writer
-        self._queue: queue.Queue[Sequence[Outcome] | None] = queue.Queue(maxsize=depth)
+    def __init__(self, write: Callable[[Sequence[T]], None], depth: int = 2) -> None:
+        self.write = write
+        self._queue: queue.Queue[Sequence[T] | None] = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="fissure-writer", daemon=True)
         self._thread.start()
 
-    def put(self, group: Sequence[Outcome] | None) -> None:
+    def put(self, group: Sequence[T] | None) -> None:
         """Queue a group (blocks while the queue is full); ``None`` ends the thread."""
         while True:
             if self._error is not None:
@@ -211,7 +280,7 @@ class Background:
     def _loop(self) -> None:
         while (group := self._queue.get()) is not None:
             try:
-                self.writer.write(group)
+                self.write(group)
             except BaseException as exc:  # surfaced in the main thread by put/finish
                 self._error = exc
                 return

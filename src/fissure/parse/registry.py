@@ -139,6 +139,33 @@ def parse(data: bytes, source: str, mime: str | None = None) -> Document:
     return replace(document, mime=detection.mime, metadata={**document.metadata, **meta})
 
 
+def parse_text(text: str, source: str = "<text>", mime: str | None = None) -> Document:
+    """Parse text that is already decoded (another library loaded it) by its format.
+
+    The format is detected as for :func:`parse` (the source's extension, the content;
+    ``mime`` overrides). Only a parser that indexes the text itself is used — Markdown,
+    code, reStructuredText, JSON, YAML, CSV, plain text — so ``document.text == text``
+    always; a format whose parser extracts text (HTML, notebooks) or reads bytes (PDF,
+    DOCX) is parsed as plain text, and ``metadata["fallback"]`` says so.
+    """
+    detection = detect(text.encode("utf-8", "surrogatepass"), source, mime)
+    route = _ROUTES.get(detection.mime)
+    meta: dict[str, Any] = {"detection": detection.reason}
+    document = None
+    if route is None:
+        meta["fallback"] = f"no parser for {detection.mime}; parsed as plain text"
+    elif route.binary:
+        meta["fallback"] = f"{detection.mime} is parsed from its bytes; parsed as plain text"
+    else:
+        document = _run_text(route, text, source, detection.mime, meta)
+        if document.text != text:  # the parser extracts text (HTML, notebooks)
+            meta["fallback"] = f"the {detection.mime} parser extracts text; parsed as plain text"
+            document = None
+    if document is None:
+        document = plain.parse(text, source=source)
+    return replace(document, mime=detection.mime, metadata={**document.metadata, **meta})
+
+
 def _run_text(route: Route, text: str, source: str, mime: str, meta: dict[str, Any]) -> Document:
     try:
         parser = route.load()

@@ -55,23 +55,18 @@ class Engine:
     def __init__(self, settings: ServiceSettings) -> None:
         from fissure.embed import load_embedder
         from fissure.ingest import fingerprint
-        from fissure.ingest.pipeline import check_model
         from fissure.serve.metrics import Observed
         from fissure.serve.runner import Runner
         from fissure.serve.spaces import Spaces
         from fissure.serve.spool import Spool
         from fissure.serve.sqlite_queue import SQLiteQueue
-        from fissure.store import Manifest
 
         s = settings
         self.settings = s
         self.embedder = Observed(load_embedder(s.embedder))
-        self.manifest = Manifest(s.store)
-        check_model(self.manifest, self.embedder, s.store)
         self.stamp = fingerprint(s.chunk, self.embedder.model_id)
         self.spaces = Spaces(
             s.store,
-            self.manifest,
             self.embedder,
             self.stamp,
             window_share=s.chunk.embed_window_share,
@@ -88,13 +83,16 @@ class Engine:
         self.runner = Runner(self.queue, self.spool, self.spaces, s, self.worker)
 
     def recover(self) -> None:
-        """Undo a killed engine's half-written documents and take back its leases."""
-        reset = self.spaces.reconcile()
+        """Open every namespace (checking its embedder, undoing a killed engine's
+        half-written documents) and take back this engine's leases.
+
+        Raises:
+            ConfigError: The default namespace's store was built with another embedder.
+        """
+        names = self.spaces.recover()
         released = self.queue.release(self.worker)
-        if reset or released:
-            log.info(
-                "recovered: %d half-written documents reset, %d jobs put back", reset, released
-            )
+        log.info("namespaces %s open; %d jobs of a previous engine put back", ", ".join(names),
+                 released)  # fmt: skip
 
     def publish(self) -> None:
         """Write ``engine.json`` (atomically) so the API can name documents."""
@@ -132,8 +130,7 @@ class Engine:
         """The ``k`` nearest chunks of a namespace: ``(chunk_id, score, text, metadata)``."""
         check_namespace(namespace)
         vector = self.embedder.inner.embed([text])[0]
-        hits = self.spaces.store(namespace).query(vector, k, where or None, sub_weight=sub_weight)
-        return [(h.chunk_id, h.score, h.text, h.metadata) for h in hits]
+        return self.spaces.query(namespace, vector, k, where or None, sub_weight)
 
     def chunks(self, namespace: str, source: str) -> list[tuple[str, str, dict[str, Any]]]:
         """A document's stored chunks."""

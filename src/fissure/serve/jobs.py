@@ -190,9 +190,3 @@ def namespace_of(source: str) -> str:
     """The namespace a service document's source belongs to."""
     return source.split("/", 1)[0]
 
-
-def is_service_source(source: str) -> bool:
-    """Whether ``source`` is a service document's (``namespace/document_id/name``), not one
-    that ``fissure ingest`` wrote into the same store."""
-    parts = source.split("/", 2)
-    return len(parts) == 3 and bool(NAMESPACE.match(parts[0])) and "-" in parts[1]

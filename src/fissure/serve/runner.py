@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fissure.errors import InputError
+from fissure.errors import FissureError, InputError
 from fissure.ingest.workers import Outcome, Task, WorkerPool, plugin_modules
 from fissure.ingest.writer import Background
 from fissure.serve import metrics
@@ -117,7 +117,7 @@ class Runner:
         renewer.start()
         try:
             with pool:
-                background = Background(_Sink(self))
+                background: Background[Outcome] = Background(_Sink(self).write)
                 try:
                     while not stop.is_set():
                         worked = self._round(pool, background, stop)
@@ -130,7 +130,9 @@ class Runner:
         finally:
             renewing.set()
 
-    def _round(self, pool: WorkerPool, background: Background, stop: threading.Event) -> bool:
+    def _round(
+        self, pool: WorkerPool, background: Background[Outcome], stop: threading.Event
+    ) -> bool:
         """Chunk jobs until the queue has none ready; returns whether any was leased."""
         feed = _Feed(self, stop, pool.size)
         groups: dict[str, _Group] = {}
@@ -242,7 +244,13 @@ class _Sink:
         r = self.runner
         jobs = [r.held.get(o.source) for o in group]
         namespace = namespace_of(group[0].source)
-        failures = r.spaces.write(namespace, group, {j.source: j.digest for j in jobs})
+        try:
+            failures = r.spaces.write(namespace, group, {j.source: j.digest for j in jobs})
+        except FissureError as exc:  # the namespace's store cannot be used: say why, per job
+            why = Reason("store", type(exc).__name__, str(exc))
+            for job in jobs:
+                r.fail(job, why, retryable=False)
+            return
         failed = {f.source: f for f in failures}
         done = []
         for outcome, job in zip(group, jobs, strict=True):

@@ -1,9 +1,12 @@
-"""The engine's side of the store: one Chroma collection per namespace, one manifest.
+"""The engine's side of the store: one store and manifest per namespace.
 
-Each namespace writes through its own :class:`~fissure.ingest.writer.Writer` (the same
-crash-safe order as ``fissure ingest``: pending mark → embed → delete by source → upsert →
-manifest commit), with origin ``serve:<namespace>``. A lock per namespace keeps a delete
-from interleaving with a write of the same collection.
+A namespace is opened as ``fissure ingest`` opens one (:func:`fissure.store.open.open_store`):
+``default`` is the store folder itself, another namespace ``<store>/namespaces/<name>``, each
+with its own Chroma and manifest (origin ``serve:<namespace>``), so ``fissure query --store
+DIR`` searches the default namespace. Each namespace writes through its own
+:class:`~fissure.ingest.writer.Writer` (the crash-safe order of ``fissure ingest``: pending
+mark → embed → delete by source → upsert → manifest commit); a lock per namespace keeps a
+delete from interleaving with a write.
 
 The embedded Chroma must have one owner process: another process's queries would read a
 stale vector index. That owner is the engine; the API reaches it over
@@ -12,23 +15,24 @@ stale vector index. That owner is the engine; the API reaches it over
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fissure.embed import Embedder
+from fissure.errors import ConfigError, InputError
+from fissure.ingest.pipeline import check_model, reconcile
 from fissure.ingest.workers import Outcome
 from fissure.ingest.writer import Writer
-from fissure.serve.jobs import DEFAULT_NAMESPACE, is_service_source, namespace_of
-from fissure.store.chroma import COLLECTION, ChromaStore
-from fissure.store.manifest import Failure, Manifest
+from fissure.serve.jobs import DEFAULT_NAMESPACE, NAMESPACE
+from fissure.store.manifest import Failure, ManifestProtocol
+from fissure.store.open import close_store, open_store
+from fissure.store.protocol import Store
 
-
-def collection_of(namespace: str) -> str:
-    """The Chroma collection of a namespace (``default`` keeps fissure's own, so that
-    ``fissure query --store DIR`` searches it)."""
-    return COLLECTION if namespace == DEFAULT_NAMESPACE else f"{COLLECTION}-ns-{namespace}"
+log = logging.getLogger("fissure.serve")
 
 
 def origin_of(namespace: str) -> str:
@@ -36,12 +40,19 @@ def origin_of(namespace: str) -> str:
     return f"serve:{namespace}"
 
 
+@dataclass
+class _Space:
+    store: Store
+    manifest: ManifestProtocol
+    writer: Writer
+    lock: threading.Lock
+
+
 class Spaces:
-    """Stores and writers per namespace, opened on first use.
+    """The namespaces' stores, opened on first use.
 
     Args:
-        folder: The store folder (Chroma in ``chroma/``, the manifest beside it).
-        manifest: The store's manifest.
+        folder: The store folder.
         embedder: The service's embedder.
         stamp: The settings fingerprint.
         window_share: ``ChunkSettings.embed_window_share``.
@@ -51,7 +62,6 @@ class Spaces:
     def __init__(
         self,
         folder: Path,
-        manifest: Manifest,
         embedder: Embedder,
         stamp: str,
         *,
@@ -59,71 +69,103 @@ class Spaces:
         embed_headings: bool = False,
     ) -> None:
         self.folder = folder
-        self.manifest = manifest
         self.embedder = embedder
         self.stamp = stamp
         self.window_share = window_share
         self.embed_headings = embed_headings
-        self._stores: dict[str, ChromaStore] = {}
-        self._writers: dict[str, Writer] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._spaces: dict[str, _Space] = {}
         self._guard = threading.Lock()
 
-    def store(self, namespace: str) -> ChromaStore:
-        """The namespace's collection."""
+    def open(self, namespace: str) -> _Space:
+        """A namespace's store, manifest and writer.
+
+        Raises:
+            ConfigError: Its store was built with an embedder of another width.
+        """
         with self._guard:
-            found = self._stores.get(namespace)
+            found = self._spaces.get(namespace)
             if found is None:
-                found = ChromaStore(self.folder / "chroma", collection=collection_of(namespace))
-                self._stores[namespace] = found
-                self._locks[namespace] = threading.Lock()
+                store, manifest = open_store(self.folder, namespace=namespace)
+                try:
+                    check_model(manifest, self.embedder, self.folder)
+                    reconcile(store, manifest)  # what a killed engine left half-written
+                except BaseException:
+                    manifest.close()
+                    close_store(store)
+                    raise
+                writer = Writer(store, manifest, self.embedder, origin_of(namespace), self.stamp,
+                                {}, window_share=self.window_share,
+                                embed_headings=self.embed_headings)  # fmt: skip
+                found = self._spaces[namespace] = _Space(store, manifest, writer, threading.Lock())
             return found
 
-    def _lock(self, namespace: str) -> threading.Lock:
-        self.store(namespace)
-        return self._locks[namespace]
+    def recover(self) -> list[str]:
+        """Open every namespace the folder holds, which undoes half-written documents;
+        returns the names of those that opened (one that cannot is logged: its jobs will
+        fail with the reason).
+
+        Raises:
+            ConfigError: The default namespace cannot be used (the service cannot work).
+        """
+        self.open(DEFAULT_NAMESPACE)
+        names = [DEFAULT_NAMESPACE]
+        under = self.folder / "namespaces"
+        for path in sorted(under.iterdir()) if under.is_dir() else ():
+            if NAMESPACE.match(path.name):
+                try:
+                    self.open(path.name)
+                    names.append(path.name)
+                except ConfigError as exc:
+                    log.warning("namespace %s cannot be used: %s", path.name, exc)
+        return names
 
     def write(
         self, namespace: str, group: Sequence[Outcome], digests: dict[str, str]
     ) -> list[Failure]:
         """Embed and store one group of a namespace's documents; returns its failures."""
-        store = self.store(namespace)
-        with self._lock(namespace):
-            writer = self._writers.get(namespace)
-            if writer is None:
-                writer = Writer(
-                    store,
-                    self.manifest,
-                    self.embedder,
-                    origin_of(namespace),
-                    self.stamp,
-                    {},
-                    window_share=self.window_share,
-                    embed_headings=self.embed_headings,
-                )
-                self._writers[namespace] = writer
+        space = self.open(namespace)
+        writer = space.writer
+        with space.lock:
             writer.digests.update(digests)
+            writer.timings.failures = []  # this group's, and nothing kept between groups
             try:
-                return writer.write(group)
+                writer.write(group)
+                return writer.timings.failures
             finally:
+                writer.timings.failures = []
                 for source in digests:
                     writer.digests.pop(source, None)
 
     def delete(self, namespace: str, source: str) -> None:
         """Remove a document's chunks and pieces, then its manifest rows."""
-        store = self.store(namespace)
-        with self._lock(namespace):
-            store.delete_sources([source])
-            self.manifest.forget([source])
+        space = self.open(namespace)
+        with space.lock:
+            space.store.delete_sources([source])
+            space.manifest.forget([source])
+
+    def query(
+        self, namespace: str, vector: Any, k: int, where: dict[str, Any] | None,
+        sub_weight: float | None,
+    ) -> list[tuple[str, float, str, dict[str, Any]]]:  # fmt: skip
+        """The ``k`` nearest chunks of a namespace: ``(chunk_id, score, text, metadata)``."""
+        hits = self.open(namespace).store.query(vector, k, where, sub_weight=sub_weight)
+        return [(h.chunk_id, h.score, h.text, h.metadata) for h in hits]
 
     def chunks(self, namespace: str, source: str) -> list[tuple[str, str, dict[str, Any]]]:
-        """A document's stored chunks, in order."""
-        return self.store(namespace).source_items(source)
+        """A document's stored chunks, in order.
 
-    def reconcile(self) -> int:
-        """Undo what a killed engine left half-written (its jobs run again). Returns how
-        many documents were reset."""
-        pending = [s for s in self.manifest.pending() if is_service_source(s)]
-        for source in pending:
-            self.delete(namespace_of(source), source)
-        return len(pending)
+        Raises:
+            InputError: The store cannot list a document's chunks.
+        """
+        items = getattr(self.open(namespace).store, "source_items", None)
+        if items is None:
+            raise InputError("this store cannot list a document's chunks")
+        return list(items(source))
+
+    def close(self) -> None:
+        """Close every manifest and store."""
+        with self._guard:
+            for space in self._spaces.values():
+                space.manifest.close()
+                close_store(space.store)
+            self._spaces.clear()

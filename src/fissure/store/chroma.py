@@ -47,7 +47,7 @@ class ChromaStore:
             import chromadb
             from chromadb.config import Settings
         except ImportError as exc:
-            raise MissingDependencyError("chromadb", "store", "the vector store") from exc
+            raise MissingDependencyError("chromadb", purpose="the vector store") from exc
         self.folder = Path(folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,10 @@ Crash safety rests on one order of writes, used by :mod:`fissure.ingest`: mark d
 pending → delete their chunks by source → upsert the new chunks → commit the manifest rows
 (which clears the marks). Whatever moment a run dies, the next one finds the pending marks,
 deletes those documents' chunks and forgets them, so they are chunked again from scratch.
+
+:class:`ManifestProtocol` is what the pipeline and the CLI need of a manifest; this SQLite
+:class:`Manifest` (one run at a time per store folder) is the default, and
+:class:`fissure.store.pg_manifest.PostgresManifest` is the shared one for many runs.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from fissure.errors import ConfigError
 
@@ -95,6 +99,77 @@ class Known:
     status: str
 
 
+@runtime_checkable
+class ManifestProtocol(Protocol):
+    """The manifest: documents, the pending journal, dead letters, runs and settings.
+
+    A manifest that several runs share must make :meth:`mark_pending` exclusive per document
+    until :meth:`commit` or :meth:`forget` (another run marking the same document waits),
+    and :meth:`claim_orphans` must return only marks that no live run holds.
+    """
+
+    def close(self) -> None:
+        """Release the connection (and whatever documents this run still holds)."""
+        ...
+
+    def known(self, origin: str) -> dict[str, Known]:
+        """Every document recorded for ``origin``."""
+        ...
+
+    def pending(self) -> list[str]:
+        """Documents marked as being written (by a live run, or by one that died)."""
+        ...
+
+    def claim_orphans(self) -> list[str]:
+        """Pending documents whose run died, now held by this run: the caller deletes their
+        chunks and then :meth:`forget` s them."""
+        ...
+
+    def mark_pending(self, sources: Iterable[str]) -> None:
+        """Journal ``sources`` as being written (before touching the store)."""
+        ...
+
+    def commit(self, entries: Sequence[Entry], failures: Sequence[Failure] = ()) -> None:
+        """Record finished documents and their failures; clear (and release) their marks."""
+        ...
+
+    def forget(self, sources: Iterable[str]) -> None:
+        """Drop every record of ``sources`` (after their chunks left the store)."""
+        ...
+
+    def failures(self, origin: str | None = None) -> list[Failure]:
+        """The dead-letter queue, oldest first, optionally for one origin."""
+        ...
+
+    def clear_failures(self, sources: Sequence[str] | None = None) -> int:
+        """Drop dead letters and the failed documents' rows; returns how many."""
+        ...
+
+    def documents(self, origin: str | None = None) -> Iterator[tuple[str, str, list[int]]]:
+        """``(source, status, chunk token counts)`` of every document, by source."""
+        ...
+
+    def chunk_ids(self, origin: str | None = None) -> set[str]:
+        """Every chunk id the manifest says the store holds."""
+        ...
+
+    def record_run(self, origin: str, spec: str, config: dict[str, Any]) -> None:
+        """Remember how ``origin`` was ingested (for ``dlq retry`` and ``status``)."""
+        ...
+
+    def runs(self) -> dict[str, tuple[str, dict[str, Any], float]]:
+        """``origin -> (spec, config, time)`` of the last run of every origin."""
+        ...
+
+    def get_meta(self, key: str) -> str | None:
+        """A store-wide setting, e.g. the embedding width."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a store-wide setting."""
+        ...
+
+
 class Manifest:
     """The manifest file of a store folder; safe to share between threads.
 
@@ -130,6 +205,11 @@ class Manifest:
     def pending(self) -> list[str]:
         """Documents a run started writing and did not finish."""
         return [s for (s,) in self._read("SELECT source FROM pending")]
+
+    def claim_orphans(self) -> list[str]:
+        """Every pending mark: one run at a time uses a store folder, so a mark found
+        when a run starts was left by a run that died."""
+        return self.pending()
 
     def mark_pending(self, sources: Iterable[str]) -> None:
         """Journal ``sources`` as being written (before touching the store)."""

@@ -1,0 +1,298 @@
+"""The Ray engine: the same run as the local engine, spread over a Ray cluster.
+
+``fissure ingest SOURCE --engine ray [--address HOST:PORT]``. The driver (this process)
+plans the run exactly as the local engine does (manifest, :func:`~fissure.ingest.plan.make_plan`,
+deletions), reads the documents in waves, and hands each wave to a Ray Data pipeline:
+
+    documents ──map_batches──> parse + split ──map_batches──> embed ──> driver: store
+               (actor pool, 1 CPU each; each    (actor pool keeping the   (batches, the
+                actor drives one fissure         model loaded; a GPU each  crash-safe
+                worker process: hard timeout,    when the cluster has      Writer order)
+                memory cap)                      GPUs)
+
+Ray has no per-task timeout and one uncaught error aborts a dataset, so nothing here raises:
+each document is parsed and split in a :class:`~fissure.ingest.workers.WorkerPool` worker
+process (the one the local engine uses), which is killed and replaced when the document
+overruns ``Options.timeout`` or its memory cap; an embedding failure is isolated to its
+document (:func:`~fissure.ingest.writer.embed_outcomes`). Either way the document comes back
+as a failure and becomes a dead letter. A node that dies takes its actors with it; Ray Data
+restarts them and retries their batches, and whatever the driver had not committed is redone
+by the next run (the manifest's pending marks), so a crash loses nothing and duplicates
+nothing (chunk ids are content-addressed).
+
+The driver writes every batch itself, so any store works (an embedded Chroma folder on the
+driver's machine, or PostgreSQL); the corpus is read on the driver too, so any source works.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fissure.config import ChunkSettings
+from fissure.embed import Embedder
+from fissure.errors import ConfigError, MissingDependencyError
+from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
+from fissure.ingest.workers import PLUGINS_ENV, Outcome, Task, WorkerPool, plugin_modules
+from fissure.ingest.writer import Background, Embedded, embed_outcomes
+
+_REPLACED = ("Timeout", "WorkerDied")  # parse failures that cost a worker process
+
+
+@dataclass
+class RayEngine:
+    """Chunk and embed on a Ray cluster; store from the driver.
+
+    Attributes:
+        address: The cluster (``HOST:PORT``); ``None``: ``$RAY_ADDRESS``, else a Ray started
+            here for the run (and stopped after it).
+        make_embedder: Builds the embedder on each embedding actor (e.g.
+            ``functools.partial(load_embedder, "minilm")``); ``None`` ships the run's own
+            embedder object to the actors.
+        parse_workers: Parsing actors (one CPU each); default: the CPUs the embedding
+            actors leave, at least one.
+        embed_workers: Embedding actors; default: one per GPU, else a third of the CPUs
+            (at least one).
+        docs_per_batch: Documents per parse call and per embedding call.
+        wave_docs: At most this many documents are read and in flight at once.
+        wave_bytes: ... and at most about this many bytes.
+        elastic: Actor pools start with one actor and grow to their size, so a run goes on
+            (slower) when a node is lost; ``False``: fixed pools, all actors from the start
+            (for measurements).
+    """
+
+    address: str | None = None
+    make_embedder: Callable[[], Embedder] | None = None
+    parse_workers: int | None = None
+    embed_workers: int | None = None
+    docs_per_batch: int = 8
+    wave_docs: int = 2000
+    wave_bytes: int = 256 * 1024 * 1024
+    elastic: bool = True
+
+    def run(self, job: Job) -> int:
+        """Chunk, embed and store ``job.todo`` on the cluster; returns how many parsing
+        worker processes were replaced (after a timeout or a crash)."""
+        if not job.todo:  # a no-change re-run never waits for a cluster
+            return 0
+        ray = _import_ray()
+        started_here = not ray.is_initialized()
+        if started_here:
+            _connect(ray, self.address, plugin_modules(job.options.plugins))
+        _quiet(ray, job.options.progress)
+        try:
+            return self._run(job)
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    def _run(self, job: Job) -> int:
+        writer, opts = job.writer, job.options
+        early = skipped(job.todo)
+        background: Background[Embedded] = Background(writer.store_group)
+        groups: Groups[Embedded] = Groups(background.put, opts.batch_chunks)
+        replaced = 0
+        try:
+            readable = [i for i in job.todo if not i.skip]
+            tasks = read_tasks(job.source, readable, early, writer.timings)
+            for wave in _waves(tasks, self.wave_docs, self.wave_bytes):
+                for item in self._embedded(job, wave):
+                    replaced += _take(job, item, groups)
+                while early:
+                    _take(job, Embedded(early.pop()), groups)
+            while early:
+                _take(job, Embedded(early.pop()), groups)
+            groups.finish()
+        finally:
+            background.finish()
+        return replaced
+
+    def _embedded(self, job: Job, wave: list[Task]) -> Iterator[Embedded]:
+        """One wave through the Ray Data pipeline; results as they come."""
+        ray = _import_ray()
+        dataset = ray.data.from_items(
+            [{"source": t.source, "data": t.data} for t in wave],
+            override_num_blocks=max(1, -(-len(wave) // self.docs_per_batch)),
+        )
+        dataset = self.chunking(dataset, job.options)
+        dataset = self.embedding(dataset, job)
+        model = job.writer.embedder.model_id
+        for row in dataset.iter_rows():
+            item: Embedded = pickle.loads(row["embedded"])
+            if row["model"] != model:
+                raise ConfigError(
+                    f"the embedding actors run {row['model']}, the driver {model}: "
+                    "make_embedder must build the run's embedder"
+                )
+            yield item
+
+    def chunking(self, dataset: Any, options: Any) -> Any:
+        """``dataset`` (rows ``source``, ``data``) parsed and split on the parse actor pool:
+        rows ``source``, ``outcome`` (a pickled :class:`Outcome`)."""
+        cpus, _ = _cluster()
+        embed = 0 if self.parse_workers else self._embed_plan()[0]
+        parse = self.parse_workers or max(1, int(cpus) - embed)
+        return dataset.map_batches(
+            _Chunking,
+            fn_constructor_args=(options.settings, options.timeout, options.memory_mb,
+                                 plugin_modules(options.plugins)),  # fmt: skip
+            batch_size=self.docs_per_batch,
+            batch_format="numpy",
+            compute=self._pool(parse),
+            num_cpus=1,
+        )
+
+    def embedding(self, dataset: Any, job: Job) -> Any:
+        """``dataset`` of outcomes embedded on the embedding actor pool: rows ``source``,
+        ``embedded`` (a pickled :class:`Embedded`), ``model``."""
+        actors, cpus, gpus = self._embed_plan()
+        writer = job.writer
+        make = self.make_embedder or _Fixed(writer.embedder)
+        return dataset.map_batches(
+            _Embedding,
+            fn_constructor_args=(make, writer.window_share, writer.embed_headings),
+            batch_size=self.docs_per_batch,
+            batch_format="numpy",
+            compute=self._pool(actors),
+            num_cpus=cpus,
+            num_gpus=gpus,
+        )
+
+    def _pool(self, size: int) -> Any:
+        strategy = _import_ray().data.ActorPoolStrategy
+        return strategy(min_size=1 if self.elastic else size, max_size=size)
+
+    def _embed_plan(self) -> tuple[int, float, float]:
+        """How many embedding actors, and the CPUs and GPUs each reserves."""
+        cpus, gpus = _cluster()
+        if gpus >= 1:
+            return self.embed_workers or int(gpus), 1.0, 1.0
+        return self.embed_workers or max(1, int(cpus) // 3), 1.0, 0.0
+
+
+def _take(job: Job, item: Embedded, groups: Groups[Embedded]) -> int:
+    """Account for one finished document and queue it for the store."""
+    outcome = item.outcome
+    job.writer.timings.parse += outcome.seconds
+    job.writer.timings.embed += item.seconds
+    export_chunks(outcome, job.export)
+    groups.add(item, len(outcome.chunks))
+    job.progress.chunked(outcome.source)
+    return int(outcome.stage == "parse" and outcome.error_type in _REPLACED)
+
+
+def _waves(tasks: Iterator[Task], docs: int, size: int) -> Iterator[list[Task]]:
+    wave: list[Task] = []
+    held = 0
+    for task in tasks:
+        wave.append(task)
+        held += len(task.data)
+        if len(wave) >= docs or held >= size:
+            yield wave
+            wave, held = [], 0
+    if wave:
+        yield wave
+
+
+class _Chunking:
+    """A parse actor: one fissure worker process, kept for the actor's life."""
+
+    def __init__(
+        self,
+        settings: ChunkSettings,
+        timeout: float,
+        memory_mb: int | None,
+        plugins: tuple[str, ...],
+    ) -> None:
+        self.pool = WorkerPool(settings, workers=1, timeout=timeout, memory_mb=memory_mb,
+                               plugins=plugins)  # fmt: skip
+        self.pool.__enter__()
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
+        tasks = [Task(str(s), bytes(d)) for s, d in zip(batch["source"], batch["data"],
+                                                        strict=True)]  # fmt: skip
+        done: list[Outcome] = []
+        try:
+            done.extend(self.pool.run(tasks))
+        except Exception as exc:  # never abort the dataset: the rest become failures
+            finished = {o.source for o in done}
+            trace = traceback.format_exc(limit=20)
+            done += [Outcome(t.source, [], "parse", type(exc).__name__, str(exc)[:500], trace)
+                     for t in tasks if t.source not in finished]  # fmt: skip
+        return {"source": [o.source for o in done], "outcome": [pickle.dumps(o) for o in done]}
+
+    def __del__(self) -> None:
+        self.pool.close()
+
+
+class _Embedding:
+    """An embedding actor: builds the embedder once and embeds batch after batch."""
+
+    def __init__(
+        self, make: Callable[[], Embedder], window_share: float, embed_headings: bool
+    ) -> None:
+        self.embedder = make()
+        self.window_share, self.embed_headings = window_share, embed_headings
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
+        outcomes = [pickle.loads(b) for b in batch["outcome"]]
+        items = embed_outcomes(self.embedder, outcomes, self.window_share, self.embed_headings)
+        return {
+            "source": [e.outcome.source for e in items],
+            "embedded": [pickle.dumps(e) for e in items],
+            "model": [self.embedder.model_id] * len(items),
+        }
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """``make_embedder`` for an embedder object that travels to the actors as it is."""
+
+    embedder: Embedder
+
+    def __call__(self) -> Embedder:
+        return self.embedder
+
+
+def _cluster() -> tuple[float, float]:
+    """The cluster's CPUs and GPUs."""
+    resources = _import_ray().cluster_resources()
+    return float(resources.get("CPU", 1)), float(resources.get("GPU", 0))
+
+
+def _connect(ray: Any, address: str | None, plugins: tuple[str, ...]) -> None:
+    """Join the cluster (or start one here); the actors' worker processes import the same
+    plugins as the driver's, so parsers registered by a plugin exist there too."""
+    env = {PLUGINS_ENV: ",".join(plugins)} if plugins else {}
+    try:
+        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None,
+                 runtime_env={"env_vars": env} if env else None, log_to_driver=False,
+                 configure_logging=False)  # fmt: skip
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}; start one with "
+                          "`ray start --head` or pass --address HOST:PORT") from exc  # fmt: skip
+
+
+def _quiet(ray: Any, progress: bool) -> None:
+    """Results in any order; Ray Data's own bars and logs only with ``progress``."""
+    import logging
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = progress
+    context.execution_options.preserve_order = False
+    logging.getLogger("ray.data").setLevel(logging.INFO if progress else logging.WARNING)
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:
+        raise MissingDependencyError("ray", "ray", "the Ray engine") from exc
+    return ray

@@ -1,0 +1,95 @@
+"""A store and its manifest from what the user wrote for ``--store``.
+
+A folder is the embedded default: Chroma under ``FOLDER/chroma`` and the SQLite manifest in
+``FOLDER/manifest.sqlite3`` (one run at a time). ``postgresql://…`` (or ``postgres://…``) is
+the shared one: chunks, vectors, manifest and dead letters in one PostgreSQL database with
+pgvector, for any number of runs at once. A namespace other than ``default`` is a separate
+store: another namespace in the database, or the folder ``FOLDER/namespaces/NAME``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from fissure.errors import ConfigError, MissingDependencyError
+from fissure.store.manifest import FILENAME, Manifest, ManifestProtocol
+from fissure.store.protocol import Store
+
+DEFAULT_NAMESPACE = "default"
+_SCHEMES = ("postgresql://", "postgres://")
+_NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def is_database(spec: str | Path) -> bool:
+    """Whether ``spec`` names a PostgreSQL database rather than a folder."""
+    return str(spec).startswith(_SCHEMES)
+
+
+def open_store(
+    spec: str | Path, *, namespace: str = DEFAULT_NAMESPACE, create: bool = True
+) -> tuple[Store, ManifestProtocol]:
+    """The store and the manifest that ``spec`` names.
+
+    Args:
+        spec: A folder, or ``postgresql://user:password@host:port/database``.
+        namespace: Which store inside it (letters, digits, ``_.-``).
+        create: Make a new store when there is none; when false, there must be one.
+
+    Raises:
+        ConfigError: The namespace is malformed, or ``create`` is false and there is no store.
+        StoreError: The database cannot be reached or lacks pgvector.
+        MissingDependencyError: The database needs ``fissure[postgres]``.
+    """
+    if not _NAMESPACE.fullmatch(namespace):
+        raise ConfigError(f"namespace {namespace!r}: use 1-128 letters, digits, '_', '.', '-'")
+    if is_database(spec):
+        from fissure.store.pg_manifest import PostgresManifest
+        from fissure.store.pg_schema import redact
+        from fissure.store.postgres import PostgresStore
+
+        manifest = PostgresManifest(str(spec), namespace)
+        if not create and manifest.get_meta("dim") is None:
+            manifest.close()
+            raise ConfigError(f"no store in {redact(str(spec))} (namespace {namespace}): run "
+                              "`fissure ingest PATH --store URL` first")  # fmt: skip
+        return PostgresStore(str(spec), namespace), manifest
+    folder = Path(spec)
+    if namespace != DEFAULT_NAMESPACE:
+        folder = folder / "namespaces" / namespace
+    if not create and not (folder / FILENAME).is_file():
+        raise ConfigError(f"no store in {folder}: run `fissure ingest PATH --store {spec}` first")
+    return LazyChroma(folder / "chroma"), Manifest(folder)
+
+
+def close_store(store: Store) -> None:
+    """Close a store that holds a connection (the others need nothing)."""
+    close = getattr(type(store), "close", None)
+    if close is not None:
+        close(store)
+
+
+class LazyChroma:
+    """The default store, opened on first use: a run with nothing to change never pays
+    for importing and opening Chroma (seconds), which keeps no-change re-runs instant."""
+
+    def __init__(self, folder: Path) -> None:
+        import importlib.util
+
+        # Found (not imported) now: a missing chromadb is one clear error before the run,
+        # not a dead letter per document when the first batch is written.
+        if importlib.util.find_spec("chromadb") is None:
+            raise MissingDependencyError("chromadb", purpose="the vector store")
+        self.folder = folder
+        self._store: Store | None = None
+
+    def close(self) -> None:
+        """Nothing to close: Chroma writes through."""
+
+    def __getattr__(self, name: str) -> Any:
+        if self._store is None:
+            from fissure.store.chroma import ChromaStore
+
+            self._store = ChromaStore(self.folder)
+        return getattr(self._store, name)
