@@ -73,10 +73,10 @@ def _sample(paths: list[Path], n: int) -> list[Path]:
 # -- the baseline --------------------------------------------------------------------------
 
 
-def child_ingest(root: Path) -> dict[str, Any]:
-    """In a fresh process: ``fissure ingest`` of ``root`` with MiniLM, at the engine's
-    niceness; the run's time excludes loading the model, as the service's does (its engine
-    loads it at start)."""
+def child_ingest(root: Path, store: Path, spec: str) -> dict[str, Any]:
+    """In a fresh process: ``fissure ingest`` of ``root`` with the embedder ``spec``, at the
+    engine's niceness; the run's time excludes loading the model, as the service's does (its
+    engine loads it at start)."""
     from fissure.embed import load_embedder
     from fissure.ingest import Options, ingest, open_source
     from fissure.serve.settings import ServiceSettings
@@ -84,9 +84,8 @@ def child_ingest(root: Path) -> dict[str, Any]:
     # The service's engine runs at this niceness; on a shared machine the baseline must too,
     # or the comparison measures the neighbours (on a quiet machine it changes nothing).
     os.nice(ServiceSettings().engine_nice)
-    store = CACHE / "store-ingest"
     shutil.rmtree(store, ignore_errors=True)
-    embedder = load_embedder("minilm")
+    embedder = load_embedder(spec)
     loaded = _cpu(resource.RUSAGE_SELF)
     summary = ingest(open_source(str(root)), store, embedder, Options())
     return {"files": summary.listed, "documents": summary.documents, "chunks": summary.chunks,
@@ -102,8 +101,9 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def baseline(root: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "bench.serve", "--child-ingest", str(root)]
+def baseline(root: Path, work: Path, spec: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench.serve", "--child-ingest", str(root), "--work", str(work),
+           "--embedder", spec]  # fmt: skip
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT, env=env())
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -154,14 +154,15 @@ def store_check(store: Path) -> dict[str, Any]:
 
 
 def fault_run(files: list[Path], clients: int, mode: str, within: float,
-              clean: dict[str, tuple[str, int, int, str]]) -> dict[str, Any]:  # fmt: skip
+              clean: dict[str, tuple[str, int, int, str]], work: Path,
+              spec: str) -> dict[str, Any]:  # fmt: skip
     """The same load with two ``kill -9`` (of the server, or of the engine) at random moments
     of the first ``within`` seconds; every upload is retried until it is accepted."""
     import random
 
     rng = random.Random(f"{mode}-{len(files)}")
     moments = sorted(rng.uniform(0.05, 1.0) * within for _ in range(2))
-    service = Service(CACHE / f"store-kill-{mode}")
+    service = Service(work / f"store-kill-{mode}", spec)
     strike = service.kill_server if mode == "server" else service.kill_engine
     try:
         service.wait_ready(sample=False)
@@ -189,11 +190,12 @@ def fault_run(files: list[Path], clients: int, mode: str, within: float,
             "manifest_agrees": checks["manifest_agrees"], "pending": checks["pending"]}  # fmt: skip
 
 
-def run(n: int, clients: int, max_kb: int, faults: bool) -> dict[str, Any]:
+def run(n: int, clients: int, max_kb: int, faults: bool, work: Path, spec: str) -> dict[str, Any]:
+    """The clean run (and the fault runs) with the stores under ``work``."""
     root = corpus(n, max_kb)
     files = sorted(root.iterdir())
-    base = baseline(root)
-    service = Service(CACHE / "store-serve")
+    base = baseline(root, work, spec)
+    service = Service(work / "store-serve", spec)
     try:
         service.wait_ready()
         idle = service.cpu_seconds()
@@ -208,11 +210,11 @@ def run(n: int, clients: int, max_kb: int, faults: bool) -> dict[str, Any]:
         service.stop()
     lat = sorted(uploaded["latencies"])
     clean = snapshot(service.store)
-    crashes = [fault_run(files, clients, mode, 0.6 * total_s, clean)
+    crashes = [fault_run(files, clients, mode, 0.6 * total_s, clean, work, spec)
                for mode in ("server", "engine")] if faults else []  # fmt: skip
     return {
         "faults": crashes,
-        "files": len(files), "clients": clients, "max_kb": max_kb,
+        "files": len(files), "clients": clients, "max_kb": max_kb, "embedder": spec,
         "bytes": sum(p.stat().st_size for p in files),
         "accept_p50_ms": 1000 * statistics.median(lat),
         "accept_p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))],
@@ -240,7 +242,8 @@ def report(r: dict[str, Any], smoke: bool, command: str) -> str:
         f"{r['files']} files ({r['bytes'] / 1e6:.1f} MB, each at most {r['max_kb']} KiB: stdlib "
         "modules and Markdown docs) "
         f"uploaded one per request by {r['clients']} concurrent clients; the engine embeds "
-        "with all-MiniLM-L6-v2 (fp32, CPU), default settings, one parser process.", "",
+        f"with {'all-MiniLM-L6-v2 (fp32, CPU)' if r['embedder'] == 'minilm' else r['embedder']},"
+        " default settings, one parser process.", "",
         "| measure | value | target |", "|---|---:|---:|",
         f"| accept latency p50 | {r['accept_p50_ms']:.1f} ms | |",
         f"| accept latency p99 | {r['accept_p99_ms']:.1f} ms | ≤ 100 ms |",
@@ -300,20 +303,26 @@ def main() -> None:
         action="store_true",
         help="also rerun the load twice, killing the server / the engine",
     )
+    parser.add_argument("--embedder", default="minilm", help="for a quick check: hashing")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where serve.md/.json go")
+    parser.add_argument("--work", type=Path, default=CACHE, help="where the stores go")
     parser.add_argument("--child-ingest", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_ingest:
-        print(json.dumps(child_ingest(args.child_ingest)))
+        store = args.work / "store-ingest"
+        print(json.dumps(child_ingest(args.child_ingest, store, args.embedder)))
         return
     n, clients, max_kb = (100, 10, 16) if args.smoke else (args.files, args.clients, args.max_kb)
     CACHE.mkdir(parents=True, exist_ok=True)
-    result = run(n, clients, max_kb, args.faults)
+    result = run(n, clients, max_kb, args.faults, args.work, args.embedder)
     command = "python -m bench.serve"
     command += " --smoke" if args.smoke else f" --files {n} --clients {clients} --max-kb {max_kb}"
     command += " --faults" if args.faults else ""
-    (RESULTS / "serve.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
-    (RESULTS / "serve.md").write_text(report(result, args.smoke, command))
-    print((RESULTS / "serve.md").read_text())
+    command += f" --embedder {args.embedder}" if args.embedder != "minilm" else ""
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "serve.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+    (args.out / "serve.md").write_text(report(result, args.smoke, command))
+    print((args.out / "serve.md").read_text())
 
 
 if __name__ == "__main__":

@@ -20,16 +20,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Service:
-    """``fissure serve`` with the default MiniLM on a fresh store, and an RSS sampler."""
+    """``fissure serve`` (the default MiniLM unless told) on a fresh store, and an RSS
+    sampler."""
 
-    def __init__(self, store: Path) -> None:
+    def __init__(self, store: Path, embedder: str = "minilm") -> None:
         shutil.rmtree(store, ignore_errors=True)
+        store.parent.mkdir(parents=True, exist_ok=True)
+        self.embedder = embedder
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.store = store
-        self.log = open(CACHE / f"{store.name}.log", "w")  # noqa: SIM115
+        self.log = open(store.parent / f"{store.name}.log", "w")  # noqa: SIM115
         self.process = self._spawn()
         self.kills = 0
         self.peaks: dict[str, float] = {"api": 0.0, "engine": 0.0, "parsers": 0.0}
@@ -39,7 +42,7 @@ class Service:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         cmd = [sys.executable, "-m", "fissure", "serve", "--store", str(self.store), "--port",
-               str(self.port), "--max-queued", "1000000"]  # fmt: skip
+               str(self.port), "--max-queued", "1000000", "--embedder", self.embedder]  # fmt: skip
         return subprocess.Popen(cmd, env=env(), stdout=self.log, stderr=self.log,
                                 start_new_session=True)  # fmt: skip
 
@@ -71,7 +74,7 @@ class Service:
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        raise RuntimeError("the service did not get ready; see bench/.cache/serve/serve.log")
+        raise RuntimeError(f"the service did not get ready; see {self.log.name}")
 
     def _sample(self) -> None:
         step = 0
