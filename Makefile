@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml setup.py $(wildcard src/fissure/_*.pyx src/fissure/*/_*
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch on this machine's disk; an unpinned torch pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval,bench,postgres,ray,serve,serve-test]'
+	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval,bench,postgres,ray,ocr,serve,serve-test]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -25,6 +25,8 @@ test: setup
 	sh scripts/install-chromium.sh || echo "chromium not installed: the browser test will skip"
 	# unshare, runuser, ip, ss for the PostgreSQL and Ray tests (network namespace, unprivileged user).
 	sh scripts/install-scale.sh || echo "scale tools not installed: the Ray cluster test will skip"
+	# Tesseract for scanned PDF pages; the OCR tests skip, saying why, without it.
+	sh scripts/install-tesseract.sh || echo "tesseract not installed: the OCR tests will skip"
 	$(BIN)/python -m pytest -q
 
 lint: setup

@@ -17,6 +17,8 @@ untimed pass under cProfile splits parse time into the parser's library (everyth
 ``src/fissure``) and fissure's own code; time in built-ins and generated ``__init__``\\s is
 charged to whoever called them. Compiled extensions that cProfile cannot see into (Cython:
 selectolax, libyaml) count as their caller, so HTML's "fissure" share is mostly lexbor's.
+When PDF is among the formats, ``bench.pdf_speed`` adds PDF pages per second per core with
+table finding on and off.
 """
 
 from __future__ import annotations
@@ -471,8 +473,15 @@ def main(argv: list[str] | None = None) -> str:
         wanted = args.only.split(",")
         inputs = [i for i in inputs if i.name in wanted]
     rows = run(inputs, args.repeats, lambda m: print(m, file=sys.stderr, flush=True))
+    if any(i.name == "pdf" for i in inputs):  # PDF pages/s, tables on and off
+        from bench import pdf_speed
+
+        measured = pdf_speed.measure(pdf_speed.build_inputs(200), args.repeats)
+        extra = "\n" + pdf_speed.section(measured, meta["command"])
+    else:
+        extra = ""
     meta["load_after"] = report.machine_load()
-    page = render(rows, meta)
+    page = render(rows, meta) + extra
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "formats.md").write_text(page, encoding="utf-8")
     print(page)

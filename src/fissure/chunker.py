@@ -19,6 +19,7 @@ from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
 from fissure.split.semantic import Trace
 from fissure.split.strategies import split_spans
+from fissure.split.tables import TableHeads, has_tables
 from fissure.types import CHUNK_FIELDS, Block, Chunk, Document
 
 _build_plain: Any
@@ -108,20 +109,49 @@ class Chunker:
             return Traced([], None)
         ruler = Ruler(document.text, self.sizer)
         blocks = document.blocks if self.settings.strategy in ("structural", "hybrid") else ()
-        reserve = self._reserve(document) if self.settings.prepend_context else None
+        reserve = self._reserve(document)
         split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
         return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
 
-    def _reserve(self, document: Document) -> Callable[[int], int]:
-        """Tokens that a chunk starting at a position must leave for its context line."""
-        place = _Placer(document.text, document.blocks, _name(document.source))
+    def _reserve(self, document: Document) -> Callable[[int], int] | None:
+        """Tokens that a chunk starting at a position must leave for its context: the
+        context line with ``prepend_context``, and always, for a chunk that continues a
+        table, the context with the table's header row. ``None`` when neither applies."""
+        place = self._placer(document)
+        prepend = self.settings.prepend_context
+        if not prepend and (place is None or place.tables is None):
+            return None
+        assert place is not None  # prepend_context on a document without blocks
         count = self.sizer.count
 
         def reserve(position: int) -> int:
-            context = place(position, position + 1, {})[4]
-            return count(context + "\n") if context else 0
+            *_, context, pinned = place(position, position + 1, {})
+            if context and pinned:
+                context = self._table_context(context)
+            return count(context + "\n") if context and (prepend or pinned) else 0
 
         return reserve
+
+    def _table_context(self, context: str) -> str:
+        """A table chunk's context (breadcrumb, then header row) that takes at most half
+        the budget: whole, else the breadcrumb's last title (the table's) and the header
+        row, else the header row alone (still dropped later if even that is too long)."""
+        half = (self.settings.budget - self.settings.overlap_tokens) // 2
+        crumb, _, header = context.rpartition("\n")
+        for candidate in (context, f"{crumb.rpartition(' › ')[2]}\n{header}", header):
+            if candidate.strip() and self.sizer.count(candidate + "\n") <= half:
+                return candidate.strip("\n")
+        return context
+
+    def _placer(self, document: Document) -> _Placer | None:
+        """Where chunks sit in the document's Block tree; table headers are carried only
+        by the strategies that keep tables whole."""
+        if not document.blocks and not self.settings.prepend_context:
+            return None
+        tables = None
+        if self.settings.strategy in ("structural", "hybrid") and has_tables(document.blocks):
+            tables = TableHeads(document.text)
+        return _Placer(document.text, document.blocks, _name(document.source), tables)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Only where to cut: the ``(start, end)`` of each chunk of ``text``.
@@ -151,13 +181,13 @@ class Chunker:
         name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
-        place = _Placer(text, document.blocks, name) if document.blocks else None
+        place = self._placer(document) if document.blocks else None
         if place is None and _build_plain is not None and not self.settings.prepend_context:
             return _build_plain(  # type: ignore[no-any-return]
                 Chunk, CHUNK_FIELDS, text, spans, pieces, lines, doc_id, strategy, source,
                 name, fallback, ruler.count,
             )
-        plain: tuple[tuple[str, ...], None, None, None, str | None] = ((), None, None, None, name)
+        plain: _Place = ((), None, None, None, name, False)
         chunks = []
         last = len(pieces) - 1
         for i, (s, e) in enumerate(spans):
@@ -173,14 +203,19 @@ class Chunker:
                 meta["oversize"] = piece.oversize
             if fallback:
                 meta["fallback"] = fallback
-            headings, entity, page, cell, context = place(s, e, meta) if place else plain
+            headings, entity, page, cell, context, pinned = place(s, e, meta) if place else plain
+            if context and pinned:
+                context = self._table_context(context)
             size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
-            if self.settings.prepend_context and context:
+            if context and (pinned or self.settings.prepend_context):
                 extra = self.sizer.count(context + "\n")
-                if size + extra <= self.settings.budget:
+                budget = self.settings.budget
+                if size + extra <= budget:
                     meta["context_tokens"] = extra
-                else:
+                elif 2 * extra > budget - self.settings.overlap_tokens:
                     meta["context_dropped"] = "context over half the budget"
+                else:
+                    meta["context_dropped"] = "no room beside a unit that fills the budget"
             chunks.append(
                 Chunk(
                     text[s:e],
@@ -212,33 +247,58 @@ def _blank(text: str) -> bool:
 _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
 
 
-class _Placer:
-    """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context."""
+# headings, entity, page, cell, context, and whether the context must be embedded.
+_Place = tuple[tuple[str, ...], str | None, int | None, int | None, str | None, bool]
 
-    def __init__(self, text: str, blocks: Sequence[Block], name: str | None) -> None:
+
+class _Placer:
+    """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context.
+
+    With ``tables``, a chunk that starts inside a table after its header row gets the
+    breadcrumb and that row as its context, which must then be embedded (``pinned``).
+    """
+
+    def __init__(
+        self,
+        text: str,
+        blocks: Sequence[Block],
+        name: str | None,
+        tables: TableHeads | None = None,
+    ) -> None:
         self.text = text
         self.blocks = blocks
         self.name = name
+        self.tables = tables
         self.starts_of: dict[int, list[int]] = {}
 
-    def __call__(
-        self, start: int, end: int, meta: dict[str, Any]
-    ) -> tuple[tuple[str, ...], str | None, int | None, int | None, str | None]:
+    def __call__(self, start: int, end: int, meta: dict[str, Any]) -> _Place:
         if not self.blocks:
-            return (), None, None, None, self.name
+            return (), None, None, None, self.name, False
         trail = _trail(self.text, self.blocks, start, end, self.starts_of)
         headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
         if trail:
             meta["block"] = trail[-1].kind
             meta.update({k: v for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS})
         context = " › ".join(x for x in (self.name, *headings) if x) or None
+        header = self._header(trail, start)
+        if header:
+            context = f"{context}\n{header}" if context else header
         return (
             headings,
             _inherited(trail, "entity"),
             _inherited(trail, "page"),
             _inherited(trail, "cell"),
             context,
+            header is not None,
         )
+
+    def _header(self, trail: list[Block], start: int) -> str | None:
+        if self.tables is None:
+            return None
+        for block in reversed(trail):
+            if block.kind == "table":
+                return self.tables.line_for(block, start)
+        return None
 
 
 @lru_cache(maxsize=4096)

@@ -76,10 +76,16 @@ def test_paragraphs_lists_tables_and_code(guide: Document) -> None:
     (table,) = [b for b in blocks if b.kind == "table"]
     assert table.title == "Grind size by method"
     assert table.metadata["path"] == "html>body>main>article>table"
-    assert [c.metadata["path"] for c in table.children][:2] == [
+    caption, *table_rows = table.children
+    assert (caption.kind, guide.text[caption.start : caption.end]) == (
+        "caption",
+        "Grind size by method",
+    )
+    assert [c.metadata["path"] for c in table_rows][:2] == [
         "html>body>main>article>table>thead>tr",
         "html>body>main>article>table>tbody>tr",
     ]
+    assert [bool(c.metadata.get("header")) for c in table_rows] == [True, False, False, False]
     items = [guide.text[b.start : b.end] for b in blocks if b.kind == "item"]
     assert items[0] == "- Light roasts taste bright and fruity."
     assert items[1].startswith("- Dark roasts taste bitter and smoky.\n  - Espresso")

@@ -56,7 +56,8 @@ def test_estimate_is_what_fissure_chunk_makes(corpus_survey, strategy: str) -> N
     chunks = _chunk_cli(CORPUS, "-s", strategy, "--max-tokens", "120", "--overlap-tokens", "10")
     assert timing is None and row.scale == 1.0
     assert row.chunks == len(chunks)
-    assert row.tokens == sum(c["n_tokens"] for c in chunks)  # the model's own tokenizer
+    # The model's own tokenizer; a chunk that continues a table embeds its header context too.
+    assert row.tokens == sum(c["n_tokens"] + c["metadata"].get("context_tokens", 0) for c in chunks)
     assert row.vector_bytes == len(chunks) * 384 * 4
     assert row.text_bytes == sum(len(c["text"].encode()) for c in chunks)
     assert row.cost == pytest.approx(row.tokens / 1e6 * 2.5)
@@ -106,7 +107,9 @@ def test_timing_and_models(corpus_survey) -> None:
     assert row.vector_bytes == row.chunks * 3072 * 4
     cl100k = Sizer.tiktoken("cl100k_base")
     chunks = _chunk_cli(CORPUS, "--max-tokens", "120")
-    assert row.tokens == sum(cl100k.count(c["text"]) for c in chunks)
+    embedded = [f"{c['context']}\n{c['text']}" if "context_tokens" in c["metadata"] else c["text"]
+                for c in chunks]  # fmt: skip
+    assert row.tokens == sum(cl100k.count(t) for t in embedded)
     assert model_named("mine", dim=99).dim == 99
     with pytest.raises(ConfigError, match="--dim"):
         model_named("mine")

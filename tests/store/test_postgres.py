@@ -166,6 +166,10 @@ def _manifest_story(m: ManifestProtocol) -> list[Any]:
     m.set_meta("dim", "16")
     m.set_meta("dim", "384")
     seen.append(m.get_meta("dim"))
+    odd = Failure("e", "q", "parse", "E", "caf\udce9 \x00", "", 4)  # stored escaped
+    m.commit([Entry("e", "q", "h", "fp", "failed")], [odd])
+    seen.append(m.failures("q"))
+    m.forget(["e"])
     m.mark_pending(["d"])
     seen.append(m.claim_orphans())  # this run holds "d" itself: not an orphan of another
     m.forget(["d"])

@@ -81,3 +81,16 @@ def test_chroma_pieces_are_linked_blended_and_deleted_with_their_source(tmp_path
     assert {m["source"] for _, _, m in store.pieces()} == {"a.md"}
     store.delete_sources(["a.md"])
     assert store.count_pieces() == 0 and store.count() == 0
+
+
+def test_dead_letters_quoting_lone_surrogates_are_stored(tmp_path: Path) -> None:
+    manifest = Manifest(tmp_path)
+    try:
+        message = "cannot decode caf\udce9.md \ud800 \x00"
+        failure = Failure("file:///x/caf%E9.md", "file:/x", "parse", "E", message, "at \udcff")
+        manifest.commit([], [failure])
+        (failure,) = manifest.failures()
+    finally:
+        manifest.close()
+    assert failure.message == "cannot decode caf\\udce9.md \\ud800 \\x00"
+    assert failure.traceback == "at \\udcff"

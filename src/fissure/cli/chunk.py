@@ -10,20 +10,27 @@ from typing import Annotated
 
 import typer
 
-from fissure.chunker import Chunker, load_document
+from fissure.chunker import Chunker
 from fissure.cli.output import (
     Embedder,
+    FollowOutsideLinks,
+    MaxBytes,
     MaxTokens,
     Tokenizer,
+    display,
     err,
     fail,
     print_table,
+    printable,
     write_jsonl,
 )
 from fissure.config import STRATEGIES
 from fissure.errors import FissureError
+from fissure.parse import parse
 from fissure.source import iter_files
 from fissure.source.files import DEFAULT_MAX_BYTES
+from fissure.source.names import path_name
+from fissure.source.read import read_file
 
 
 def chunk(
@@ -45,9 +52,8 @@ def chunk(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
-    max_bytes: Annotated[
-        int, typer.Option(help="Skip files larger than this many bytes.")
-    ] = DEFAULT_MAX_BYTES,
+    max_bytes: MaxBytes = DEFAULT_MAX_BYTES,
+    follow_outside_links: FollowOutsideLinks = False,
     prepend_context: Annotated[
         bool, typer.Option(help="Count each chunk's context line inside its budget.")
     ] = False,
@@ -80,7 +86,8 @@ def chunk(
             breakpoint_amount=breakpoint_amount,
             target_chunks=target_chunks,
         )
-        files = list(iter_files(paths, max_bytes=max_bytes))
+        files = list(iter_files(paths, max_bytes=max_bytes,
+                                follow_outside_links=follow_outside_links))  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     sink = open(output, "w", encoding="utf-8") if output else nullcontext(sys.stdout)  # noqa: SIM115
@@ -89,23 +96,28 @@ def chunk(
     skipped = 0
     with sink as stream:
         for found in files:
+            name = path_name(found.path)
             if found.skip:
                 skipped += 1
-                err.print(f"skipped {found.path}: {found.skip}")
+                err.print(f"skipped {display(name)}: {printable(found.skip)}")
                 continue
             try:
-                document = load_document(found.path, mime=mime)
+                # One bounded read (links, pipes and devices refused as the walk does):
+                # the bytes chunked are the bytes the walk let through.
+                data = read_file(found.path, max_bytes=max_bytes, root=found.root,
+                                 follow_outside_links=follow_outside_links)  # fmt: skip
+                document = parse(data, name, mime)
                 chunks = chunker.chunk_document(document)
             except FissureError as exc:
                 skipped += 1
-                err.print(f"skipped {found.path}: {exc}")
+                err.print(f"skipped {display(name)}: {printable(str(exc))}")
                 continue
             if "fallback" in document.metadata:
-                err.print(f"fallback {found.path}: {document.metadata['fallback']}")
+                err.print(f"fallback {display(name)}: {printable(document.metadata['fallback'])}")
             if fmt == "jsonl":
                 write_jsonl(chunks, stream)
             formats[document.mime] += 1
-            rows.append((str(found.path), document.mime, [c.n_tokens for c in chunks]))
+            rows.append((name, document.mime, [c.n_tokens for c in chunks]))
         if fmt == "table":
             print_table(rows, chunker.sizer.name, stream)
     counts = ", ".join(f"{mime} {n}" for mime, n in formats.most_common())

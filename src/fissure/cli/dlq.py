@@ -11,11 +11,10 @@ from fissure.cli.ingest import (
     DEFAULT_STORE,
     StoreOption,
     cache_folder,
-    display,
     open_existing,
     print_summary,
 )
-from fissure.cli.output import err, fail
+from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -44,9 +43,11 @@ def list_(
     manifest.close()
     for f in failures:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(f.time))
-        typer.echo(f"{display(f.source)}\t{f.stage}\t{f.error_type}\t{when}\t{f.message}")
+        fields = (printable(f.stage), printable(f.error_type), when, printable(f.message))
+        typer.echo("\t".join((display(f.source), *fields)))
         if traceback and f.traceback:
-            typer.echo(f.traceback.rstrip())
+            for line in f.traceback.rstrip().split("\n"):
+                typer.echo(printable(line))
     err.print(f"{len(failures)} dead letters")
 
 
@@ -89,7 +90,7 @@ def retry(
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
                              force=force)  # fmt: skip
             print_summary(summary)
-            failed = failed or bool(summary.failures)
+            failed = failed or bool(summary.errors)
     except (FissureError, KeyError) as exc:
         fail(f"cannot retry: {exc}")
     if failed:

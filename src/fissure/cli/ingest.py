@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.output import err, fail
+from fissure.cli.output import (
+    FollowOutsideLinks,
+    MaxBytes,
+    display,
+    err,
+    fail,
+    printable,
+)
 from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.source.files import DEFAULT_MAX_BYTES
@@ -86,7 +92,8 @@ def ingest(
                      "parsing actors, default the CPUs the embedding actors leave)."),
     ] = None,
     memory_mb: Annotated[int, typer.Option(help="Address-space cap per worker, MiB.")] = 4096,
-    max_bytes: Annotated[int, typer.Option(help="Skip larger files.")] = DEFAULT_MAX_BYTES,
+    max_bytes: MaxBytes = DEFAULT_MAX_BYTES,
+    follow_outside_links: FollowOutsideLinks = False,
     export: Annotated[
         Path | None, typer.Option(help="Also write this run's chunks here as JSONL.")
     ] = None,
@@ -108,7 +115,9 @@ def ingest(
     embedding on another (GPUs when the cluster has them); see docs/scale.md.
 
     Exit status: 0 done, 1 done but some documents failed (they are dead letters), 2 an
-    error before the run (bad option, source or store; a missing dependency).
+    error before the run (bad option, source or store; a missing dependency). Files skipped
+    on purpose (links outside the folder, pipes and devices, over --max-bytes) are listed
+    as dead letters with their reason but do not change the exit status.
     """
     from fissure.embed import lazy_embedder
     from fissure.ingest import Options, default_workers, open_source
@@ -128,7 +137,8 @@ def ingest(
         )
         if engine not in ("local", "ray"):
             fail(f"--engine {engine!r}: use local or ray")
-        found = open_source(source, cache_dir=cache_folder(store), max_bytes=max_bytes)
+        found = open_source(source, cache_dir=cache_folder(store), max_bytes=max_bytes,
+                            follow_outside_links=follow_outside_links)  # fmt: skip
         model = lazy_embedder(embedder)  # the model loads only if a chunk needs a vector
         options = Options(
             settings=settings,
@@ -145,7 +155,7 @@ def ingest(
     except (FissureError, OSError) as exc:
         fail(str(exc))
     print_summary(summary)
-    if summary.failures:
+    if summary.errors:
         raise typer.Exit(1)
 
 
@@ -184,8 +194,8 @@ def print_summary(summary: object) -> None:
     assert isinstance(summary, Summary)
     s, t = summary, summary.timings
     err.print(
-        f"{s.origin}: {s.listed} files listed, {s.processed} chunked, {s.unchanged} unchanged, "
-        f"{s.removed} removed; {s.chunks} chunks embedded"
+        f"{printable(s.origin)}: {s.listed} files listed, {s.processed} chunked, "
+        f"{s.unchanged} unchanged, {s.removed} removed; {s.chunks} chunks embedded"
         + (f", {s.pieces} sentence pieces" if s.pieces else "")
         + (f", {s.duplicates} repeated chunks left out" if s.duplicates else "")
     )
@@ -201,15 +211,7 @@ def print_summary(summary: object) -> None:
     if s.failures:
         err.print(f"[bold red]{len(s.failures)} failed[/]; see `fissure dlq list`:", markup=True)
         for f in s.failures[:10]:
-            err.print(f"  {display(f.source)}: {f.stage}: {f.error_type}: {f.message}")
+            what = printable(f"{f.stage}: {f.error_type}: {f.message}")
+            err.print(f"  {display(f.source)}: {what}")
     else:
         err.print("0 failed")
-
-
-def display(source: str) -> str:
-    """A source as the user would write it: relative to the current folder when inside it."""
-    if source.startswith("/"):
-        here = os.getcwd()
-        if source.startswith(here.rstrip(os.sep) + os.sep):
-            return os.path.relpath(source, here)
-    return source

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 from collections.abc import Iterable
@@ -13,10 +14,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from fissure.source.names import URI, path_bytes, printable
 from fissure.types import Chunk
 
-# markup=False: messages carry paths and pip lines ('fissure[store]') that markup would eat.
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+# Markup and emoji codes off: printed text holds file names and messages, and a name
+# like "[red]x" or ":fire:.md" must print as it is. Styled lines ask with markup=True.
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 # Options that several commands share, defined once so their names and help agree.
 MaxTokens = Annotated[
@@ -40,11 +43,45 @@ Embedder = Annotated[
     ),
 ]
 
+MaxBytes = Annotated[
+    int,
+    typer.Option(
+        help="Skip files larger than this many bytes; a read stops here whatever the file "
+        "system said (a file that grows, a /proc file)."
+    ),
+]
+FollowOutsideLinks = Annotated[
+    bool,
+    typer.Option(
+        "--follow-outside-links",
+        help="Also follow links that lead outside the folder (by default they are skipped, "
+        "with a reason).",
+    ),
+]
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print one clear line and exit; never a traceback."""
-    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
+    """Print one clear line and exit; never a traceback. The message is printed as it is
+    (``pip install 'fissure[store]'`` keeps its brackets), control characters escaped."""
+    err.print(f"[bold red]error:[/] {escape(printable(message))}", markup=True)
     raise typer.Exit(code)
+
+
+def display(source: str) -> str:
+    """A document name as the user would write it, safe to print: relative to the current
+    folder when inside it, control characters escaped (:func:`printable`); a name stored
+    as a ``file://`` URI (not UTF-8) as its path, with the odd bytes as ``\\xe9``."""
+    scheme, uri, rest = source.partition(URI)
+    if uri and scheme in ("", "git:"):
+        source = scheme + os.fsdecode(path_bytes(uri + rest))
+    if source.startswith("/"):
+        try:
+            here = os.getcwd()
+        except OSError:  # the current folder was deleted
+            here = ""
+        if here and source.startswith(here.rstrip(os.sep) + os.sep):
+            source = os.path.relpath(source, here)
+    return printable(source)
 
 
 def write_jsonl(chunks: Iterable[Chunk], stream: IO[str]) -> int:
@@ -72,7 +109,8 @@ def token_stats(sizes: list[int]) -> dict[str, float]:
 
 def print_table(rows: list[tuple[str, str, list[int]]], unit: str, stream: IO[str]) -> None:
     """Per-document rows (source, format, chunk sizes) and a total line."""
-    console = Console(file=stream, highlight=False, width=max(100, _width(stream)))
+    console = Console(file=stream, highlight=False, markup=False, emoji=False,
+                      width=max(100, _width(stream)))  # fmt: skip
     table = Table(title=f"fissure chunks (sizes in {unit})", show_footer=False)
     for name in ("source", "format", "chunks", "mean", "min", "median", "max"):
         table.add_column(name, justify="left" if name in ("source", "format") else "right")
@@ -80,7 +118,8 @@ def print_table(rows: list[tuple[str, str, list[int]]], unit: str, stream: IO[st
     for source, fmt, sizes in rows:
         s = token_stats(sizes)
         everything.extend(sizes)
-        table.add_row(source, fmt, *(str(s[k]) for k in ("chunks", "mean", "min", "median", "max")))
+        numbers = (str(s[k]) for k in ("chunks", "mean", "min", "median", "max"))
+        table.add_row(display(source), fmt, *numbers)
     console.print(table)
     t = token_stats(everything)
     console.print(

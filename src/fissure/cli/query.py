@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, open_existing
-from fissure.cli.output import err, fail
+from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
+from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 
 
@@ -65,9 +65,11 @@ def query(
     asked = _asked(text, queries)
     found, manifest = open_existing(store)
     try:
-        spec = embedder or _embedder_of(manifest)
-        built_with = manifest.get_meta("model")
-        manifest.close()
+        try:
+            spec = embedder or _embedder_of(manifest)
+            built_with = manifest.get_meta("model")
+        finally:
+            manifest.close()
         model = load_embedder(spec)
         if built_with and built_with != model.model_id:
             fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
@@ -92,9 +94,9 @@ def query(
     for hit in hits:
         m = hit.metadata
         where_ = f"{display(str(m.get('source', '?')))}:{m.get('line_start')}-{m.get('line_end')}"
-        label = m.get("entity") or m.get("headings") or ""
+        label = printable(str(m.get("entity") or m.get("headings") or ""))
         snippet = " ".join(hit.text.split())
-        snippet = snippet[:197] + "…" if len(snippet) > 200 else snippet
+        snippet = printable(snippet[:197] + "…" if len(snippet) > 200 else snippet)
         typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip())
         typer.echo(f"       {snippet}")
 
@@ -150,7 +152,16 @@ def _filters(pairs: list[str]) -> dict[str, Any]:
 
 
 def _embedder_of(manifest: Any) -> str:
+    """The embedder to query with: the one the store records (written before a run's
+    first document, so a store whose first run was killed has it too), else the one its
+    runs agree on, else the built-in that makes the recorded model, else MiniLM."""
+    recorded = manifest.get_meta("embedder")
+    if recorded:
+        return str(recorded)
     specs = {config.get("embedder") for _, config, _ in manifest.runs().values()}
     specs.discard("")
     specs.discard(None)
-    return str(specs.pop()) if len(specs) == 1 else "minilm"
+    if len(specs) == 1:
+        return str(specs.pop())
+    model = manifest.get_meta("model") or ""
+    return "hashing" if model.startswith("hashing-") else "minilm"

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
+from fissure.cli.output import printable
 
 
 def status(
@@ -37,7 +38,7 @@ def status(
     try:
         runs = manifest.runs()
         model, dim = manifest.get_meta("model"), manifest.get_meta("dim")
-        typer.echo(f"store {name}: model {model}, dim {dim}")
+        typer.echo(printable(f"store {name}: model {model}, dim {dim}"))
         for origin, (spec, config, when) in runs.items():
             ok = failed = 0
             sizes: list[int] = []
@@ -49,7 +50,7 @@ def status(
             settings = config.get("settings", {})
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
             typer.echo(
-                f"{spec}  (last run {stamp}; {settings.get('strategy')}, "
+                f"{printable(spec)}  (last run {stamp}; {settings.get('strategy')}, "
                 f"{settings.get('tokenizer')}, max {settings.get('max_tokens') or 'default'}; "
                 f"embedder {config.get('embedder') or '?'})"
             )

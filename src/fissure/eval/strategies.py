@@ -193,7 +193,7 @@ class FissureRun:
         ``fissure ingest --embed-headings`` embeds it."""
         from fissure.embed.window import heading_line
 
-        return [heading_line(c.headings) + c.text for c in self._chunks_of(text)]
+        return [heading_line(c.headings) + c.embedding_text() for c in self._chunks_of(text)]
 
     def headed_windows(self, max_tokens: int, before: float) -> ViewFn:
         """``window`` for ``+hctx+win=N``: breadcrumb line, then a window that leaves room

@@ -92,9 +92,17 @@ def skipped(todo: list[Item]) -> list[Outcome]:
 
 
 def read_tasks(
-    source: Source, items: list[Item], failures: list[Outcome], timings: Timings
+    source: Source,
+    items: list[Item],
+    failures: list[Outcome],
+    timings: Timings,
+    digests: dict[str, str] | None = None,
 ) -> Iterator[Task]:
-    """Read each document; one that cannot be read is appended to ``failures`` instead."""
+    """Read each document; one that cannot be read is appended to ``failures`` instead.
+
+    A source may hand an item back with a newer hash (a file that changed since the
+    listing is read as it is now); ``digests`` (the writer's) then records that hash.
+    """
     fetched = source.fetch(items)
     while True:
         started = time.perf_counter()
@@ -108,6 +116,8 @@ def read_tasks(
             failures.append(Outcome(item.source, stage="fetch", error_type=type(data).__name__,
                                     message=message))  # fmt: skip
         else:
+            if digests is not None:
+                digests[item.source] = item.digest
             yield Task(item.source, data)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Collection, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +33,7 @@ from fissure.ingest.plan import Plan, fingerprint, make_plan
 from fissure.ingest.progress import Progress
 from fissure.ingest.workers import Outcome, WorkerPool, plugin_modules
 from fissure.ingest.writer import Background, Timings, Writer
+from fissure.source.names import is_text, text_name
 from fissure.source.protocol import Source
 from fissure.store.manifest import Failure, ManifestProtocol
 from fissure.store.open import close_store, is_database, open_store
@@ -64,6 +65,13 @@ class Summary:
     workers_replaced: int = 0
     duplicates: int = 0
     pieces: int = 0
+
+    @property
+    def errors(self) -> list[Failure]:
+        """The failures that are errors: every one but the documents the source skipped on
+        purpose (links outside the folder, non-regular files, over ``--max-bytes``), which
+        are dead letters with their reason but not a failed run."""
+        return [f for f in self.failures if f.error_type != "Skipped"]
 
 
 def ingest(
@@ -109,7 +117,7 @@ def ingest(
     opened, manifest = open_store(store_dir, namespace=namespace)
     target = store if store is not None else opened
     try:
-        check_model(manifest, embedder, store_dir)
+        check_model(manifest, embedder, store_dir, embedder_spec)
         reconcile(target, manifest)
         stamp = fingerprint(opts.settings, embedder.model_id)
         plan, scanned = _plan(source, target, manifest, stamp, force)
@@ -131,9 +139,12 @@ def ingest(
         close_store(opened)
 
 
-def check_model(manifest: ManifestProtocol, embedder: Embedder, folder: str | Path) -> None:
-    """Record the store's embedder, or refuse one whose vectors have another width (the
-    ingestion service's engine checks its store the same way).
+def check_model(
+    manifest: ManifestProtocol, embedder: Embedder, folder: str | Path, spec: str = ""
+) -> None:
+    """Refuse an embedder of another width; record the model (and how the user named it,
+    so that ``fissure query`` picks it even if this run dies before its run record). The
+    ingestion service's engine checks each namespace's store the same way.
 
     Raises:
         ConfigError: The store holds vectors of another width.
@@ -150,6 +161,8 @@ def check_model(manifest: ManifestProtocol, embedder: Embedder, folder: str | Pa
         )
     else:
         manifest.set_meta("model", embedder.model_id)
+    if spec and manifest.get_meta("embedder") != spec:
+        manifest.set_meta("embedder", spec)
 
 
 def _display(store: str | Path) -> str:
@@ -169,7 +182,10 @@ def _plan(
 ) -> tuple[Plan, float]:
     """List the source, decide the work, and delete what vanished from it."""
     started = time.perf_counter()
-    items = list(source.scan())
+    # Ids go into SQLite, Chroma and JSON: a source that hands over a name with lone
+    # surrogates (a file name that is not UTF-8) gets its lossless text form instead.
+    items = [i if is_text(i.source) else replace(i, source=text_name(i.source))
+             for i in source.scan()]  # fmt: skip
     scanned = time.perf_counter() - started
     plan = make_plan(items, manifest.known(source.origin), stamp, force)
     if plan.removed:
@@ -204,7 +220,7 @@ class LocalEngine:
                           plugins=plugin_modules(opts.plugins))  # fmt: skip
         try:
             with pool if readable else _nothing():
-                tasks = read_tasks(job.source, readable, early, writer.timings)
+                tasks = read_tasks(job.source, readable, early, writer.timings, writer.digests)
                 outcomes = pool.run(tasks) if readable else ()
                 for outcome in _merge(outcomes, early):
                     writer.timings.parse += outcome.seconds

@@ -100,7 +100,7 @@ class RayEngine:
         replaced = 0
         try:
             readable = [i for i in job.todo if not i.skip]
-            tasks = read_tasks(job.source, readable, early, writer.timings)
+            tasks = read_tasks(job.source, readable, early, writer.timings, writer.digests)
             for wave in _waves(tasks, self.wave_docs, self.wave_bytes):
                 for item in self._embedded(job, wave):
                     replaced += _take(job, item, groups)

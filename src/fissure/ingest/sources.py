@@ -11,7 +11,11 @@ from fissure.source.protocol import Source
 
 
 def open_source(
-    spec: str, *, cache_dir: str | Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+    spec: str,
+    *,
+    cache_dir: str | Path | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_outside_links: bool = False,
 ) -> Source:
     """The source named by ``spec``.
 
@@ -23,6 +27,7 @@ def open_source(
             branch).
         cache_dir: Where the GitHub source keeps its ETag cache.
         max_bytes: Larger documents are skipped (and reported).
+        follow_outside_links: For a folder: also follow links that lead outside it.
 
     Raises:
         InputError: The spec names nothing usable.
@@ -50,7 +55,7 @@ def open_source(
         )
     from fissure.source.local import FolderSource
 
-    return FolderSource(spec, max_bytes=max_bytes)
+    return FolderSource(spec, max_bytes=max_bytes, follow_outside_links=follow_outside_links)
 
 
 def _split_ref(rest: str) -> tuple[str, str]:

@@ -118,7 +118,7 @@ def _vectors(
     if windows and len(windows) != len(chunks):
         raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
     if embed_headings:
-        own_texts = [heading_line(c.headings) + c.text for c in chunks]
+        own_texts = [heading_line(c.headings) + c.embedding_text() for c in chunks]
     else:
         own_texts = [c.embedding_text() for c in chunks]
     texts = own_texts + windows + [p.embedding_text for p in pieces]

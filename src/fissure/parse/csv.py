@@ -24,6 +24,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 class CsvLevel(IntEnum):
     """Boundary ranks in CSV (lower is stronger)."""
 
+    TABLE = 8
     HEADER = 9
     ROW = 10
 
@@ -36,9 +37,11 @@ def parse(text: str, *, source: str) -> Document:
         source: Its path or URI.
 
     Returns:
-        A document with a ``header`` block, then ``row`` blocks (``metadata["row"]`` is the
-        1-based record number after the header). ``Document.metadata`` carries ``header``
-        (the header line's text, for use as chunk context), ``columns`` and ``delimiter``.
+        A document with one ``table`` block holding a ``header`` block, then ``row``
+        blocks (``metadata["row"]`` is the 1-based record number after the header); a
+        chunk that continues the table carries the header line in its context.
+        ``Document.metadata`` carries ``header`` (the header line's text), ``columns`` and
+        ``delimiter``.
     """
     delimiter, quote = _dialect(text, source)
     record = _record_pattern(delimiter, quote)
@@ -58,9 +61,11 @@ def parse(text: str, *, source: str) -> Document:
         header = text[blocks[0].start : blocks[0].end]
         metadata["header"] = header
         metadata["columns"] = _columns(header, delimiter, quote)
-    return Document.from_text(
-        text, source=source, mime=MIME, blocks=tuple(blocks), metadata=metadata
-    )
+    tree: tuple[Block, ...] = ()
+    if blocks:
+        start, end = blocks[0].start, blocks[-1].end
+        tree = (Block("table", start, end, CsvLevel.TABLE, None, tuple(blocks)),)
+    return Document.from_text(text, source=source, mime=MIME, blocks=tree, metadata=metadata)
 
 
 def _columns(header: str, delimiter: str, quote: str) -> list[str]:

@@ -15,6 +15,7 @@ from enum import IntEnum
 from typing import Any
 
 from fissure.errors import InputError
+from fissure.parse.captions import caption_title
 from fissure.parse.outline import LINE_GAP, Outline
 from fissure.types import Document
 
@@ -71,10 +72,12 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
             "it is a complete Word .docx (not .doc) file, or re-save it from Word"
         ) from None
     writer = _Writer()
-    for item in content:
+    captions = _captions(content)
+    taken = set(captions.values())
+    for k, item in enumerate(content):
         if hasattr(item, "rows"):
-            writer.table(item)
-        else:
+            writer.table(item, content[captions[k]] if k in captions else None)
+        elif k not in taken:
             writer.paragraph(item)
     text, blocks = writer.out.finish()
     metadata: dict[str, Any] = {}
@@ -115,18 +118,28 @@ class _Writer:
         else:
             self.out.leaf("paragraph", text, level=DocxLevel.BLOCK, metadata=meta)
 
-    def table(self, table: Any) -> None:
-        """Write a table, one row per line, cells joined by `` | ``."""
+    def table(self, table: Any, caption: Any = None) -> None:
+        """Write a table: its caption paragraph first (a ``caption`` block, and the table's
+        title), then one row per line, cells joined by `` | ``. Rows marked to repeat as
+        the header on every page are header rows; without any, the first row is."""
         self._end_list()
         self.tables += 1
         try:
-            rows = [_row_text(row) for row in table.rows]
+            rows = [(_row_text(row), _repeats(row)) for row in table.rows]
         except Exception as exc:  # a malformed grid loses the table, not the document
             self.warnings.append(f"table {self.tables}: unreadable ({type(exc).__name__})")
+            if caption is not None:
+                self.paragraph(caption)
             return
-        self.out.open("table", level=DocxLevel.BLOCK, metadata={"table": self.tables})
-        for row in rows:
-            self.out.leaf("row", row, level=DocxLevel.LINE, gap=LINE_GAP)
+        title = " ".join(caption.text.split()) if caption is not None else None
+        meta = {"table": self.tables}
+        self.out.open("table", level=DocxLevel.BLOCK, title=title or None, metadata=meta)
+        if title:
+            self.out.leaf("caption", title, level=DocxLevel.BLOCK, metadata=meta)
+        marked = any(repeats for _, repeats in rows)
+        for n, (row, repeats) in enumerate(rows):
+            header = {"header": True} if repeats or (not marked and n == 0) else {}
+            self.out.leaf("row", row, level=DocxLevel.LINE, metadata=header, gap=LINE_GAP)
         self.out.close()
 
     def _item(self, text: str, level: int, *, numbered: bool) -> None:
@@ -142,6 +155,37 @@ class _Writer:
         if self.in_list:
             self.out.close()
             self.in_list = False
+
+
+def _captions(content: list[Any]) -> dict[int, int]:
+    """The position of each table's caption paragraph, by the table's position in
+    ``content``: the paragraph just before it when it is styled ``Caption`` or reads like
+    one ("Table 3: …"), else the ``Caption``-styled paragraph just after it."""
+    found: dict[int, int] = {}
+    for k, item in enumerate(content):
+        if not hasattr(item, "rows"):
+            continue
+        if k and (k - 1) not in found.values() and _is_caption(content[k - 1], loose=True):
+            found[k] = k - 1
+        elif k + 1 < len(content) and _is_caption(content[k + 1], loose=False):
+            found[k] = k + 1
+    return found
+
+
+def _is_caption(item: Any, *, loose: bool) -> bool:
+    if hasattr(item, "rows") or not getattr(item, "text", "").strip():
+        return False
+    if "caption" in _style_names(item):
+        return True
+    return loose and caption_title(item.text) is not None
+
+
+def _repeats(row: Any) -> bool:
+    """Whether Word repeats the row as a header on every page (``w:tblHeader``)."""
+    trpr = row._tr.trPr  # python-docx exposes this only through the XML
+    if trpr is None:
+        return False
+    return any(child.tag.endswith("}tblHeader") for child in trpr)
 
 
 def _style_names(paragraph: Any) -> list[str]:

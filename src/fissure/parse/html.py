@@ -262,25 +262,29 @@ class _Walker:
         return nested
 
     def _table(self, table: Any) -> None:
+        """A ``table`` block: its caption (a ``caption`` child, and the table's title), then
+        one ``row`` per row; rows of ``<thead>``, or a first row of ``<th>`` cells, are
+        header rows (``metadata["header"]``)."""
         caption = next((c for c in table.iter() if c.tag == "caption"), None)
         title = _collapse(caption.text(), breaks=" ") if caption is not None else None
-        if title:
-            self.out.leaf("paragraph", title, level=HtmlLevel.BLOCK, metadata=self._meta())
         self.out.open("table", level=HtmlLevel.BLOCK, title=title, metadata=self._meta())
-        for section, row in _rows(table):
+        if title:
+            self.out.leaf("caption", title, level=HtmlLevel.BLOCK, metadata=self._meta())
+        rows = _rows(table)
+        in_head = any(section == ["thead"] for section, _ in rows)
+        for n, (section, row) in enumerate(rows):
+            tags = [cell.tag for cell in row.iter() if cell.tag in ("td", "th")]
             cells = [
                 _collapse(cell.text(), breaks=" ")
                 for cell in row.iter()
                 if cell.tag in ("td", "th")
             ]
             if any(cells):
-                path = _path([*self.tags, *section, "tr"])
+                meta: dict[str, Any] = {"path": _path([*self.tags, *section, "tr"])}
+                if section == ["thead"] or (not in_head and n == 0 and set(tags) == {"th"}):
+                    meta["header"] = True
                 self.out.leaf(
-                    "row",
-                    " | ".join(cells),
-                    level=HtmlLevel.LINE,
-                    metadata={"path": path},
-                    gap=LINE_GAP,
+                    "row", " | ".join(cells), level=HtmlLevel.LINE, metadata=meta, gap=LINE_GAP
                 )
         self.out.close()
 

@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from fissure.parse.captions import caption_title
 from fissure.parse.text import (
     line_end,
     line_starts,
@@ -169,12 +170,23 @@ class _TreeBuilder:
         children = _fit(frame.children, start, end)
         if frame.kind == "table" and children and children[0].metadata.get("header"):
             children = _widen_header(self.text, self.offset, children, end)
+        if frame.kind == "table":
+            frame.title = self._caption()
         if len(children) == 1 and (children[0].start, children[0].end) == (start, end):
             children = list(children[0].children)  # a child that is the whole block adds nothing
         return Block(
             frame.kind or "block", start, end, frame.level, frame.title, tuple(children),
             frame.metadata,
         )  # fmt: skip
+
+    def _caption(self) -> str | None:
+        """A table's title: the paragraph just before it, when it reads like a caption."""
+        siblings = self.stack[-1].children
+        before = siblings[-1] if siblings else None
+        if before is None or before.kind != "paragraph":
+            return None
+        text = self.text[before.start - self.offset : before.end - self.offset]
+        return caption_title(text, markdown=True)
 
     def _leaf(self, token: Token) -> Block:
         kind = _LEAVES[token.type]

@@ -55,24 +55,33 @@ class Outline:
         return len(self._stack) - 1
 
     def heading(
-        self, depth: int, title: str, *, level: int, metadata: dict[str, Any] | None = None
+        self,
+        depth: int,
+        title: str,
+        *,
+        level: int,
+        metadata: dict[str, Any] | None = None,
+        text: str | None = None,
     ) -> None:
         """Start a section: close open sections as deep or deeper, write the heading.
 
-        Inside an open list or table a heading cannot start a section without breaking
-        the nesting, so there it is written as a paragraph.
+        ``text`` is the heading as printed when it differs from the section's ``title``
+        (a PDF's outline names its sections); ``""`` starts the section without writing a
+        heading. Inside an open list or table a heading cannot start a section without
+        breaking the nesting, so there it is written as a paragraph.
         """
         if not title:
             return
+        written = title if text is None else text
         meta = dict(metadata or {})
         if self._stack[-1].kind not in ("root", "section"):
-            self.leaf("paragraph", title, level=level, metadata=meta)
+            self.leaf("paragraph", written, level=level, metadata=meta)
             return
         while self._stack[-1].kind == "section" and self._stack[-1].depth >= depth:
             self.close()
         self.open("section", level=level, title=title, metadata=meta)
         self._stack[-1].depth = depth
-        self.leaf("heading", title, level=level, metadata=meta)
+        self.leaf("heading", written, level=level, metadata=meta)
 
     def leaf(
         self,

@@ -1,52 +1,77 @@
-"""PDF → text per page, with ``page`` blocks and ``paragraph`` children.
+"""PDF → text with sections, paragraphs, tables and code, page numbers kept.
 
-pdfium (through pypdfium2) extracts each page's text. Pages are joined by ``"\\n\\f\\n"``
-(a form feed on its own line) so a page boundary is visible in the text itself. Paragraphs
-are found from the layout: a blank line, or a gap between lines clearly wider than the
-page's usual line spacing. A page pdfium cannot read is skipped and named in
+pdfium (through pypdfium2) reads each page's words with their positions
+(:mod:`~fissure.parse.pdf_layout`). Across pages, running headers, footers and page
+numbers are found and left out (:mod:`~fissure.parse.pdf_text`); each page is read column
+by column; tables are found by pdfplumber where a page shows one
+(:mod:`~fissure.parse.pdf_tables`); headings come from the outline, else from the layout
+(:mod:`~fissure.parse.pdf_headings`); scanned pages go through Tesseract
+(:mod:`~fissure.parse.pdf_ocr`).
+
+``Document.text`` is the text fissure writes from that: paragraphs apart by a blank line,
+their lines as printed, with words hyphenated at a line end joined, ligatures spelled out
+and whitespace made plain; table rows one per line, cells joined by `` | ``; code (a
+monospaced paragraph) spaced as printed; pages apart by ``"\\n\\f\\n"``. Every block
+carries ``metadata["page"]`` (1-based). A page pdfium cannot read is skipped and named in
 ``metadata["warnings"]``; a file with nothing readable raises :class:`InputError`.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+import io
+from dataclasses import dataclass, field
 from typing import Any
 
 from fissure.errors import InputError
-from fissure.types import Block, Document
+from fissure.parse import pdf_ocr
+from fissure.parse.pdf_headings import apply_outline, find_headings, read_outline
+from fissure.parse.pdf_layout import Line, page_lines, reading_order
+from fissure.parse.pdf_tables import aligned_runs, graphics, place, tables_on
+from fissure.parse.pdf_text import mark_furniture
+from fissure.parse.pdf_write import PAGE_SEPARATOR, PdfLevel, write
+from fissure.types import Document
 
 __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
 
-PAGE_SEPARATOR = "\n\f\n"
+_SCAN_SHARE = 0.3  # a page without text whose images cover this much of it is a scan
 
 
-class PdfLevel(IntEnum):
-    """Rank of the boundary in front of a PDF block; lower is stronger."""
+@dataclass
+class _Pages:
+    """What reading the pages found."""
 
-    PAGE = 1
-    PARAGRAPH = 2
+    lines: list[list[Line]] = field(default_factory=list)
+    sizes: list[tuple[float, float]] = field(default_factory=list)  # width, height
+    tops: list[float] = field(default_factory=list)  # media box top, PDF coordinates
+    ruled: list[bool] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    scans: list[int] = field(default_factory=list)  # scanned pages read by OCR
+    unread_scans: list[int] = field(default_factory=list)  # scanned pages without OCR
 
 
-# A line gap this many times the page's typical line spacing starts a new paragraph.
-_GAP_FACTOR = 1.4
-
-
-def parse(data: bytes, *, source: str, mime: str = "application/pdf") -> Document:
-    """Extract a PDF's text page by page.
+def parse(
+    data: bytes, *, source: str, mime: str = "application/pdf", tables: bool = True
+) -> Document:
+    """Extract a PDF's text and structure.
 
     Args:
         data: The file's bytes.
         source: Path or URI, recorded on the Document.
         mime: Recorded on the Document.
+        tables: Look for tables (pdfplumber, on the pages that show one).
 
     Returns:
-        A Document whose blocks are ``page`` blocks (title ``"page N"``,
-        ``metadata["page"]`` = N, 1-based) with ``paragraph`` children. ``metadata`` has
-        ``pages`` (the page count) and, when some pages could not be read, ``warnings``.
+        A Document whose blocks are ``section``\\s (title from the outline or the
+        heading; first child the ``heading``) holding ``paragraph``, ``code`` and
+        ``table`` blocks (a ``caption``, then ``row``\\s, header rows marked
+        ``metadata["header"]``); without headings, those blocks at the top level.
+        ``metadata`` has ``pages``, ``headings`` (``outline`` or ``layout``) when there
+        are any, ``tables``, ``furniture`` (running lines left out, numbers as ``#``),
+        ``ocr_pages`` and ``warnings`` where they apply.
 
     Raises:
-        InputError: The bytes are not a PDF pdfium can open, the PDF needs a password,
-            or no page has any extractable text (a scan needs OCR first).
+        InputError: The bytes are not a PDF pdfium can open, the PDF needs a password, a
+            scanned page needs OCR that is not installed, or no page has any text.
     """
     import pypdfium2 as pdfium
 
@@ -55,19 +80,30 @@ def parse(data: bytes, *, source: str, mime: str = "application/pdf") -> Documen
     except pdfium.PdfiumError as exc:
         raise _open_error(source, exc) from None
     try:
-        pages, warnings = _read_pages(document)
+        pages = _read_pages(document)
+        marks = read_outline(document)
     finally:
         document.close()
-    if not any(lines for lines in pages):
-        detail = f" ({'; '.join(warnings)})" if warnings else ""
-        raise InputError(
-            f"{source}: no page of this PDF has extractable text{detail}; if it is a scan, "
-            "run OCR on it first (for example with ocrmypdf)"
-        )
-    text, blocks = _assemble(pages)
-    metadata: dict[str, Any] = {"pages": len(pages)}
-    if warnings:
-        metadata["warnings"] = warnings
+    _refuse_unreadable(source, pages)
+    metadata: dict[str, Any] = {"pages": len(pages.lines)}
+    furniture = mark_furniture(pages.lines, [h for _, h in pages.sizes])
+    found = _find_tables(data, pages) if tables else 0
+    for k, lines in enumerate(pages.lines):
+        pages.lines[k] = reading_order(lines, *pages.sizes[k])
+    if len(marks) > 1:
+        apply_outline(marks, pages.lines, pages.tops)
+        metadata["headings"] = "outline"
+    elif find_headings(pages.lines):
+        metadata["headings"] = "layout"
+    text, blocks = write(pages.lines)
+    if found:
+        metadata["tables"] = found
+    if furniture:
+        metadata["furniture"] = furniture[:20]
+    if pages.scans:
+        metadata["ocr_pages"] = pages.scans
+    if pages.warnings:
+        metadata["warnings"] = pages.warnings
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
 
 
@@ -84,95 +120,80 @@ def _open_error(source: str, exc: Exception) -> InputError:
     )
 
 
-def _read_pages(document: Any) -> tuple[list[list[list[str]]], list[str]]:
-    """Each page as paragraphs of lines; a page that fails becomes a warning."""
-    pages: list[list[list[str]]] = []
-    warnings: list[str] = []
+def _read_pages(document: Any) -> _Pages:
+    """Every page's lines; a page that fails becomes a warning and no lines."""
+    pages = _Pages()
     for index in range(len(document)):
+        lines: list[Line] = []
+        size, top, ruled = (612.0, 792.0), 792.0, False
         try:
             page = document[index]
             try:
-                pages.append(_paragraphs(page.get_textpage()))
+                size, top = page.get_size(), page.get_mediabox()[3]
+                lines = page_lines(page, page.get_textpage(), index + 1)
+                shown = graphics(page)
+                ruled = shown.ruled
+                if not lines and shown.image_share >= _SCAN_SHARE:
+                    lines = _scanned(page, index + 1, pages)
             finally:
                 page.close()
         except Exception as exc:  # pdfium reports damage as assorted errors; skip the page
-            warnings.append(f"page {index + 1}: unreadable ({exc or type(exc).__name__})")
-            pages.append([])
-    return pages, warnings
+            pages.warnings.append(f"page {index + 1}: unreadable ({exc or type(exc).__name__})")
+            lines = []
+        pages.lines.append(lines)
+        pages.sizes.append((float(size[0]), float(size[1])))
+        pages.tops.append(float(top))
+        pages.ruled.append(ruled)
+    return pages
 
 
-def _paragraphs(textpage: Any) -> list[list[str]]:
-    """Split a page's lines into paragraphs by blank lines and wide line gaps."""
-    raw = textpage.get_text_range()
-    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    # Char boxes line up with the text only when pdfium returned one char per index.
-    gaps = _wide_gaps(textpage, lines, raw) if len(raw) == textpage.count_chars() else set()
-    paragraphs: list[list[str]] = []
-    current: list[str] = []
-    for i, line in enumerate(lines):
-        line = line.rstrip()
-        if (not line.strip() or i in gaps) and current:
-            paragraphs.append(current)
-            current = []
-        if line.strip():
-            current.append(line)
-    if current:
-        paragraphs.append(current)
-    return paragraphs
+def _scanned(page: Any, number: int, pages: _Pages) -> list[Line]:
+    """A scanned page's lines by OCR, or none (and a note) where OCR is missing."""
+    if pdf_ocr.missing() is not None:
+        pages.unread_scans.append(number)
+        return []
+    lines = pdf_ocr.ocr_lines(page, number)
+    pages.scans.append(number)
+    return lines
 
 
-def _wide_gaps(textpage: Any, lines: list[str], raw: str) -> set[int]:
-    """Lines that sit much further below the previous line than usual, or above it."""
-    tops: list[float | None] = []
-    index = 0
-    for line in lines:
-        first = len(line) - len(line.lstrip())
-        tops.append(textpage.get_charbox(index + first, loose=True)[3] if line.strip() else None)
-        # pdfium numbers "\r\n" as two chars.
-        index += len(line) + (2 if raw.startswith("\r\n", index + len(line)) else 1)
-    steps: dict[int, float] = {}
-    for i in range(1, len(tops)):
-        above, top = tops[i - 1], tops[i]
-        if above is not None and top is not None:
-            steps[i] = above - top
-    downward = [step for step in steps.values() if step > 0]
-    if len(downward) < 2:
-        return set()
-    # The lower quartile, not the median: on a page of short paragraphs most steps are
-    # paragraph gaps, and the tight line spacing is the rarer value.
-    limit = _GAP_FACTOR * sorted(downward)[len(downward) // 4]
-    return {i for i, step in steps.items() if step > limit or step < 0}
+def _refuse_unreadable(source: str, pages: _Pages) -> None:
+    if pages.unread_scans:
+        shown = ", ".join(map(str, pages.unread_scans[:10]))
+        more = " …" if len(pages.unread_scans) > 10 else ""
+        raise InputError(
+            f"{source}: page {shown}{more} is scanned (no text layer) and needs OCR, but "
+            f"{pdf_ocr.missing()}; {pdf_ocr.INSTALL}"
+        )
+    if not any(pages.lines):
+        detail = f" ({'; '.join(pages.warnings)})" if pages.warnings else ""
+        scans = " (OCR found none on its scanned pages)" if pages.scans else ""
+        raise InputError(
+            f"{source}: no page of this PDF has extractable text{scans}{detail}; if it is "
+            "a scan, run OCR on it first (for example with ocrmypdf)"
+        )
 
 
-def _assemble(pages: list[list[list[str]]]) -> tuple[str, tuple[Block, ...]]:
-    """Join pages and paragraphs into the text, recording every block's offsets."""
-    parts: list[str] = []
-    blocks: list[Block] = []
-    pos = 0
-    for number, paragraphs in enumerate(pages, start=1):
-        if number > 1:
-            parts.append(PAGE_SEPARATOR)
-            pos += len(PAGE_SEPARATOR)
-        page_start = pos
-        children: list[Block] = []
-        for i, lines in enumerate(paragraphs):
-            if i:
-                parts.append("\n\n")
-                pos += 2
-            paragraph = "\n".join(lines)
-            children.append(Block("paragraph", pos, pos + len(paragraph), PdfLevel.PARAGRAPH))
-            parts.append(paragraph)
-            pos += len(paragraph)
-        if children:
-            blocks.append(
-                Block(
-                    "page",
-                    page_start,
-                    pos,
-                    PdfLevel.PAGE,
-                    f"page {number}",
-                    tuple(children),
-                    {"page": number},
-                )
-            )
-    return "".join(parts), tuple(blocks)
+def _find_tables(data: bytes, pages: _Pages) -> int:
+    """Find tables on the pages that show one; returns how many were placed."""
+    plumber: Any = None
+    found = 0
+    for k, lines in enumerate(pages.lines):
+        regions = [lines[a : b + 1] for a, b in aligned_runs(lines)]
+        ruled = pages.ruled[k]
+        if not (ruled or regions) or k + 1 in pages.scans:
+            continue
+        try:
+            if plumber is None:
+                import pdfplumber
+
+                plumber = pdfplumber.open(io.BytesIO(data))
+            tables = tables_on(plumber.pages[k], ruled, regions)
+        except Exception as exc:  # pdfminer's own errors on a page pdfium could read
+            pages.warnings.append(f"page {k + 1}: table finder failed ({type(exc).__name__})")
+            continue
+        place(lines, tables)
+        found += sum(1 for ln in lines if ln.role == "table")
+    if plumber is not None:
+        plumber.close()
+    return found

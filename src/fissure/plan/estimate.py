@@ -210,5 +210,5 @@ def time_embedding(embedder: Embedder, counter: Sizer, texts: list[str], n: int)
 def _embedded(chunk: Chunk, embed_headings: bool) -> str:
     """The text ingest embeds for a chunk (see :class:`fissure.ingest.writer.Writer`)."""
     if embed_headings:
-        return heading_line(chunk.headings) + chunk.text
+        return heading_line(chunk.headings) + chunk.embedding_text()
     return chunk.embedding_text()

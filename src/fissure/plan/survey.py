@@ -148,11 +148,12 @@ def profile(document: Document, n_bytes: int) -> Profile:
         else:
             continue
         kinds[key] = kinds.get(key, 0) + 1
-    tables = kinds.get("tables", 0) + (document.mime in (m.CSV, m.TSV))
+    tables = kinds.get("tables", 0)  # a CSV is one table block
     fallback = document.metadata.get("fallback")
     return Profile(document.source, document.mime, n_bytes, len(document.text),
                    kinds.get("headings", 0), kinds.get("entities", 0), tables,
-                   kinds.get("pages", 0), str(fallback) if fallback else None)  # fmt: skip
+                   int(document.metadata.get("pages", kinds.get("pages", 0))),
+                   str(fallback) if fallback else None)  # fmt: skip
 
 
 def walk(blocks: Iterable[Block]) -> Iterable[Block]:

@@ -7,6 +7,7 @@ streams the bytes of those that changed.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from fissure.errors import InputError
 from fissure.source.files import DEFAULT_MAX_BYTES
+from fissure.source.names import path_name
 from fissure.source.protocol import Item
 
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".venv", "venv"})
@@ -42,23 +44,29 @@ class GitSource:
             raise InputError("git is not installed: install it to read git:PATH@REV sources")
         self.repo = Path(repo).resolve()
         if not self.repo.is_dir():
-            raise InputError(f"no such folder: {repo}")
+            raise InputError(f"no such folder: {path_name(repo)}")
         self.rev = rev
-        self.commit = self._git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
-        self.origin = f"git:{self.repo}"
+        rev_id = self._git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        self.commit = rev_id.decode("ascii", "replace").strip()
+        self.origin = f"git:{path_name(self.repo)}"
         self.max_bytes = max_bytes
 
     def scan(self) -> Iterator[Item]:
-        """Every blob of the revision, hashed by its blob id."""
+        """Every blob of the revision, hashed by its blob id.
+
+        Paths are bytes in git; one that is not UTF-8 is named by its lossless text
+        form (:func:`~fissure.source.names.path_name`), ``git:file:///repo/caf%E9.md``.
+        """
         listing = self._git("ls-tree", "-r", "-z", "--long", "--full-tree", self.commit)
-        for record in listing.split("\0"):
+        for record in listing.split(b"\0"):
             if not record:
                 continue
-            meta, _, path = record.partition("\t")
-            mode, kind, blob, size = meta.split()
+            raw_meta, _, raw_path = record.partition(b"\t")
+            mode, kind, blob, size = raw_meta.decode("ascii", "replace").split()
+            path = os.fsdecode(raw_path)
             if kind != "blob" or mode == "120000" or _hidden(path):
                 continue
-            source = f"{self.origin}/{path}"
+            source = f"git:{path_name(os.path.join(self.repo, path))}"
             if int(size) > self.max_bytes:
                 skip = f"{int(size):,} bytes is over the {self.max_bytes:,}-byte limit"
                 yield Item(source, blob, blob, int(size), skip)
@@ -90,14 +98,14 @@ class GitSource:
             process.kill()
             process.wait()
 
-    def _git(self, *args: str) -> str:
+    def _git(self, *args: str) -> bytes:
         done = subprocess.run(
-            ["git", "-C", str(self.repo), *args], capture_output=True, text=True, check=False
+            ["git", "-C", str(self.repo), *args], capture_output=True, check=False
         )
         if done.returncode != 0:
-            lines = done.stderr.strip().splitlines()
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
             why = lines[-1] if lines else "no such revision"
-            raise InputError(f"git:{self.repo}@{self.rev}: {why}")
+            raise InputError(f"git:{path_name(self.repo)}@{self.rev}: {why}")
         return done.stdout
 
 

@@ -9,7 +9,7 @@ so no chunk exceeds ``max_tokens`` whatever the input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -79,6 +79,12 @@ class Packer:
         max_tokens: Hard upper bound for every chunk.
         levels: Text levels to descend through, strongest first; characters come last.
         leaf_levels: Levels for the inside of a structural leaf block, by block kind.
+
+    Attributes:
+        reserve: When set, ``reserve(start)`` is the size of what will be put in front of
+            a chunk that starts at ``start`` (a table's header row, a breadcrumb), and such
+            a chunk is packed to ``max_tokens - reserve(start)``. A unit that fits the
+            budget only without its reserve stays whole, as a chunk of its own.
     """
 
     def __init__(
@@ -94,6 +100,7 @@ class Packer:
         self.levels = tuple(levels)
         self.leaf_levels = leaf_levels or {}
         self.pieces: list[Piece] = []
+        self.reserve: Callable[[int], int] | None = None
         self._inside: list[str] = []  # atomic units being cut through, outermost first
 
     # ------------------------------------------------------------------ measuring
@@ -113,8 +120,17 @@ class Packer:
         return self.ruler.count(s, e)
 
     def fits(self, start: int, end: int) -> bool:
-        """Whether the trimmed span fits the budget."""
-        return self.size(start, end) <= self.max_tokens
+        """Whether the trimmed span fits the budget (less the reserve at its start)."""
+        s, e = self.trim(start, end)
+        return self.ruler.count(s, e) <= self.room(s)
+
+    def room(self, start: int) -> int:
+        """The budget of a chunk starting at ``start``: ``max_tokens`` less the reserve
+        there (a reserve over half the budget is not honoured, as in ``fit_reserve``)."""
+        if self.reserve is None:
+            return self.max_tokens
+        extra = self.reserve(start)
+        return self.max_tokens if extra > self.max_tokens // 2 else self.max_tokens - extra
 
     # ------------------------------------------------------------------ packing
 
@@ -140,7 +156,7 @@ class Packer:
                 if child is not None:
                     table = self.ruler.table(child.bounds, cap=self.max_tokens)
                     last = len(child.bounds) - 2
-                    if not table.fits(0, last, self.max_tokens):
+                    if not table.fits(0, last, self.room(table.start(0))):
                         self._pack(child, table)
                         return
                     s, e = table.start(0), table.end(last)
@@ -149,11 +165,22 @@ class Packer:
                         self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
                     return
             table = self.ruler.table(run.bounds, cap=self.max_tokens)
-        fits, budget, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
+        fits, full, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
+        reserved = self.reserve is not None
         carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0
         while i < n:
+            budget = self.room(table.start(i)) if reserved else full
             if not fits(i, i, budget):
+                if budget < full and fits(i, i, full):
+                    # Whole without its reserve, cut with it: whole it stays, on its own
+                    # (the chunker then leaves its context out and says so).
+                    if carry is not None:
+                        self._emit(table, run, carry, i - 1)
+                        carry = None
+                    self._emit(table, run, i, i)
+                    i += 1
+                    continue
                 self._split_part(run, i, carry)
                 carry = None
                 i += 1
@@ -170,6 +197,11 @@ class Packer:
             if s < e:
                 pieces.append(Piece(s, e, run.cut(i), size, self._damage()))
             i = j + 1
+
+    def _emit(self, table: Table, run: Run, i: int, j: int) -> None:
+        s, e = table.start(i), table.end(j)
+        if s < e:
+            self.pieces.append(Piece(s, e, run.cut(i), table.size(i, j), self._damage()))
 
     def _split_part(self, run: Run, k: int, carry: int | None) -> None:
         """Pack part ``k``, which is over budget, by its finer parts.
@@ -241,7 +273,7 @@ class Packer:
         longer fits, then bisects: the work is proportional to the chunk found, never to
         the rest of the text. Always advances by at least one character.
         """
-        lo = max(self.ruler.reach(start, self.max_tokens, limit), start)
+        lo = max(self.ruler.reach(start, self.room(start), limit), start)
         if lo > start and not self.fits(start, lo):  # lookup drift on an odd sizer
             lo = start
         hi, step = lo, max(16, lo - start)

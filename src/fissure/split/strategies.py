@@ -118,7 +118,8 @@ def split_spans(
     """Split one document's text by ``settings``.
 
     ``reserve(position)`` is the size of what will be prepended to a chunk that starts
-    there (its context); chunks then leave room for it.
+    there (its context); chunks then leave room for it: ``structural`` packs each chunk to
+    its room, the other strategies re-split a chunk that turns out too big.
     """
     text, budget, overlap = ruler.text, settings.budget, settings.overlap_tokens
     packer = Packer(ruler, budget, (), LEAF_LEVELS)
@@ -137,9 +138,12 @@ def split_spans(
         run, levels = plan(settings, text, blocks)
         packer.levels = tuple(levels)
         packer.max_tokens = room
+        if settings.strategy == "structural":
+            packer.reserve = reserve  # packed to leave room for it, not re-split after
         fast = char_packer(settings, ruler, room)
         pieces = merge_small(packer, fast() if fast else packer.run(run), settings.min_tokens)
-    if reserve is not None:
+        packer.reserve = None
+    if reserve is not None and settings.strategy != "structural":
         pieces = fit_reserve(packer, pieces, reserve, room)
     if overlap <= 0:
         return Split([(p.start, p.end) for p in pieces], pieces, trace)

@@ -79,7 +79,12 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One dead letter: which document failed, at which stage, and why."""
+    """One dead letter: which document failed, at which stage, and why.
+
+    Its text is always storable: a message may quote a name or a piece of a document with
+    lone surrogates or NUL characters, which SQLite and PostgreSQL refuse (and a refused
+    commit would end the run); those are kept as ``\\udce9`` / ``\\x00`` escapes.
+    """
 
     source: str
     origin: str
@@ -88,6 +93,12 @@ class Failure:
     message: str
     traceback: str = ""
     time: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        for name in ("stage", "error_type", "message", "traceback"):
+            value = getattr(self, name)
+            if not _storable(value):
+                object.__setattr__(self, name, _escaped(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,3 +329,17 @@ class Manifest:
     def _read(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._conn.execute(sql, args).fetchall()
+
+
+def _storable(value: str) -> bool:
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escaped(value: str) -> str:
+    return value.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")

@@ -1,0 +1,347 @@
+"""Tables on PDF pages, found by pdfplumber's table finder where a page may hold one.
+
+pdfplumber (MIT, on pdfminer.six, MIT) reads a page again in pure Python, about fifty
+times slower than pdfium, so it runs only on pages that show a table: ruling lines that
+make a grid (found through pdfium without parsing anything again), where its ``lines``
+strategy finds the cells; or at least three consecutive lines with a channel of white
+space running down them (aligned columns without rules), where the ``text`` strategy runs
+on that region alone, with the channels found here given as explicit column edges. A
+result counts as a table only with two rows and two columns at least and most cells
+filled, and not when it is a table of contents (dot leaders), a list set with tab stops
+or a numbered code listing.
+
+Each table's rows become lines of cells joined by `` | ``; its header row is the first
+(two when the first has merged cells). Its title is a caption line ("Table 3: …") just
+above it or, where pdfium set it after the table, just below it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from fissure.parse.captions import caption_title
+from fissure.parse.pdf_layout import Line
+
+# After a sentence, a justified line's space may be as wide as a narrow channel.
+_SENTENCE = re.compile(r"[.!?:;,]$")
+_LEADER = re.compile(r"\.{4,}|(?:\. ){3,}")
+_MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
+
+__all__ = ["Graphics", "Table", "aligned_runs", "graphics", "place", "tables_on"]
+
+_RULES = 3  # edges each way (crossing) before a page may hold a ruled table
+_MAX_EDGES = 2000
+_SNAP = 3.0  # points: edges this close meet (pdfplumber's own snap tolerance)
+_THIN = 2.0  # points: a path thinner than this in one direction is a rule
+_LONG = 8.0
+_MAX_OBJECTS = 20000  # a page with more objects is not searched for rules
+_ALIGN = 2.0  # points: word starts this close are one column edge
+_MIN_ROWS = 3
+_CHANNEL = 0.6  # of the font size: a gap this wide is wider than any space, even justified
+_LONG_CELL = 30  # characters
+
+
+@dataclass(frozen=True, slots=True)
+class Graphics:
+    """What a page draws besides text: whether its rules could make a table, and how much
+    of it is image."""
+
+    ruled: bool
+    image_share: float
+
+
+@dataclass(slots=True)
+class Table:
+    """A table found on a page: its box (top-down points), rows of cells and title."""
+
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    rows: list[list[str]]
+    header: int = 1
+    title: str | None = None
+
+
+def graphics(page: Any) -> Graphics:
+    """Look at a page's paths and images (one level into forms): ``ruled`` when its rules
+    and box edges make a grid of two by two cells at least, that is three horizontal
+    edges each crossed by three vertical ones (a box around a listing has two of each)."""
+    import pypdfium2.raw as pdfium_c
+
+    left, bottom, right, top = page.get_mediabox()
+    area = max((right - left) * (top - bottom), 1.0)
+    across: list[tuple[float, float, float]] = []  # x0, x1, y
+    down: list[tuple[float, float, float]] = []  # y0, y1, x
+    image = 0.0
+    box = [ctypes.c_float() for _ in range(4)]
+    refs = [ctypes.byref(b) for b in box]
+    count = pdfium_c.FPDFPage_CountObjects(page.raw)
+    todo = [pdfium_c.FPDFPage_GetObject(page.raw, k) for k in _indexes(count)]
+    seen = 0
+    while todo and seen < _MAX_OBJECTS:
+        obj = todo.pop()
+        seen += 1
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+            n = pdfium_c.FPDFFormObj_CountObjects(obj)
+            todo.extend(pdfium_c.FPDFFormObj_GetObject(obj, k) for k in _indexes(n))
+            continue
+        if kind not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
+            continue
+        if not pdfium_c.FPDFPageObj_GetBounds(obj, *refs):
+            continue
+        x0, y0, x1, y1 = (b.value for b in box)
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            image += max(x1 - x0, 0.0) * max(y1 - y0, 0.0)
+        else:
+            _edges(x0, y0, x1, y1, across, down)
+    return Graphics(_grid(across, down), min(image / area, 1.0))
+
+
+def _edges(
+    x0: float, y0: float, x1: float, y1: float,
+    across: list[tuple[float, float, float]], down: list[tuple[float, float, float]],
+) -> None:  # fmt: skip
+    """A path's rule (thin) or the four edges of its box."""
+    w, h = x1 - x0, y1 - y0
+    if len(across) + len(down) > _MAX_EDGES:
+        return
+    if h < _THIN and w > _LONG:
+        across.append((x0, x1, (y0 + y1) / 2))
+    elif w < _THIN and h > _LONG:
+        down.append((y0, y1, (x0 + x1) / 2))
+    elif w > _LONG and h > _LONG:
+        across += [(x0, x1, y0), (x0, x1, y1)]
+        down += [(y0, y1, x0), (y0, y1, x1)]
+
+
+def _grid(across: list[tuple[float, float, float]], down: list[tuple[float, float, float]]) -> bool:
+    """Whether three horizontal edges are each crossed by three vertical ones."""
+    if len(across) < _RULES or len(down) < _RULES:
+        return False
+    crossed = 0
+    for x0, x1, y in across:
+        xs = {
+            round(x)
+            for y0, y1, x in down
+            if x0 - _SNAP <= x <= x1 + _SNAP and y0 - _SNAP <= y <= y1 + _SNAP
+        }
+        if len(xs) >= _RULES:
+            crossed += 1
+            if crossed >= _RULES:
+                return True
+    return False
+
+
+def _indexes(n: int) -> range:
+    return range(min(max(n, 0), _MAX_OBJECTS))
+
+
+def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
+    """``(first, last)`` indexes of runs of at least three consecutive lines that a
+    channel of white space runs down: an x-range at least ``_CHANNEL`` font sizes wide that
+    no word of any of the lines touches, with words on both sides of it in most of them.
+    That is a column edge of a table without rules. Justified prose has no such channel
+    three lines deep; two columns of text do, but their cells are long (and are read as
+    columns instead); monospaced lines are code."""
+    runs: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        j, free = i, _free(lines[i])
+        while free and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
+            nxt = _overlap(free, _free(lines[j + 1]), lines[i].size)
+            if not nxt:
+                break
+            free, j = nxt, j + 1
+        if j - i + 1 >= _MIN_ROWS and _tabular(lines[i : j + 1], free):
+            runs.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    return runs
+
+
+def _free(line: Line) -> list[tuple[float, float]]:
+    """The wide gaps between a line's words (none for code or a one-word line)."""
+    if line.role != "text" or line.mono or len(line.words) < 2:
+        return []
+    words, wide = line.words, _CHANNEL * line.size
+    return [
+        (a.x1, b.x0)
+        for a, b in zip(words, words[1:], strict=False)
+        if b.x0 - a.x1 >= (line.size if _SENTENCE.search(a.text) else wide)
+    ]
+
+
+def _overlap(
+    a: list[tuple[float, float]], b: list[tuple[float, float]], size: float
+) -> list[tuple[float, float]]:
+    """The parts of ``a``'s gaps that are gaps in ``b`` too, still wide enough."""
+    out = []
+    for x0, x1 in a:
+        for y0, y1 in b:
+            lo, hi = max(x0, y0), min(x1, y1)
+            if hi - lo >= _CHANNEL * size:
+                out.append((lo, hi))
+    return out
+
+
+def _tabular(lines: list[Line], channels: list[tuple[float, float]]) -> bool:
+    """Whether the cells between the channels are short, as a table's are: a column of
+    long cells beside another of long cells is two columns of text."""
+    edges = sorted((a + b) / 2 for a, b in channels)
+    columns: list[list[int]] = [[] for _ in range(len(edges) + 1)]
+    for line in lines:
+        cells = [""] * (len(edges) + 1)
+        for w in line.words:
+            k = sum(1 for x in edges if w.x0 > x)
+            cells[k] += w.text + " "
+        for k, cell in enumerate(cells):
+            columns[k].append(len(cell))
+    if min(sum(1 for n in c if n) for c in columns) * 2 < len(lines):
+        return False  # a column empty in most lines: indentation, not a table
+    medians = [sorted(c)[len(c) // 2] for c in columns]
+    return sum(1 for m in medians if m >= _LONG_CELL) < 2
+
+
+def tables_on(plumber_page: Any, ruled: bool, regions: list[list[Line]]) -> list[Table]:
+    """Tables pdfplumber finds on a page: by its rules when ``ruled``, and in each region
+    of aligned lines by their words."""
+    found: list[Table] = []
+    if ruled:
+        for t in plumber_page.find_tables():
+            table = _table(t.bbox, t.extract())
+            if table is not None:
+                found.append(table)
+    for lines in regions:
+        top, bottom = min(ln.top for ln in lines), max(ln.bottom for ln in lines)
+        x0, x1 = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+        if any(t.top <= top and bottom <= t.bottom for t in found):
+            continue
+        edges = sorted({round(x, 1) for x in _column_edges(lines)} | {x0 - 1, x1 + 1})
+        px0, ptop, px1, pbottom = plumber_page.bbox
+        box = (max(x0 - 2, px0), max(top - 2, ptop), min(x1 + 2, px1), min(bottom + 2, pbottom))
+        if box[0] >= box[2] or box[1] >= box[3]:
+            continue
+        crop = plumber_page.crop(box)
+        settings = {
+            "vertical_strategy": "explicit",
+            "explicit_vertical_lines": edges,
+            "horizontal_strategy": "text",
+            "text_x_tolerance": 1.5,
+        }
+        for t in crop.find_tables(table_settings=settings):
+            table = _table(t.bbox, t.extract())
+            if table is not None and not _list_like(table) and not _leaders(table):
+                found.append(table)
+    return found
+
+
+def _leaders(table: Table) -> bool:
+    """A table of contents: dot leaders run to the page numbers."""
+    return any(_LEADER.search(c) or (c and not c.strip(". ")) for r in table.rows for c in r)
+
+
+def _list_like(table: Table) -> bool:
+    """A numbered or bulleted list set with tab stops: its first column is only markers."""
+    first = [row[0] for row in table.rows]
+    return all(_MARKER.fullmatch(c) for c in first if c) and len(table.rows[0]) == 2
+
+
+def _column_edges(lines: list[Line]) -> list[float]:
+    """The middles of the white channels that run down ``lines``."""
+    free = _free(lines[0])
+    for line in lines[1:]:
+        free = _overlap(free, _free(line), lines[0].size)
+    return [(a + b) / 2 for a, b in free]
+
+
+def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Table | None:
+    """A found grid as a table, or ``None`` when it is not one (too small, mostly empty,
+    a numbered code listing)."""
+    spans = [any(c is None for c in row) for row in rows]
+    split: list[tuple[list[str], bool]] = []
+    for row, spanned in zip(rows, spans, strict=True):
+        split += [(r, spanned) for r in _sub_rows(row)]
+    kept = [(r, s) for r, s in split if any(r)]
+    if len(kept) < 2 or max(len(r) for r, _ in kept) < 2:
+        return None
+    cells = [c for r, _ in kept for c in r]
+    if sum(1 for c in cells if c) < 0.5 * len(cells) or _numbered_lines(kept):
+        return None
+    header = 2 if kept[0][1] and len(kept) > 2 else 1
+    x0, top, x1, bottom = bbox
+    return Table(x0, top, x1, bottom, [r for r, _ in kept], header)
+
+
+def _sub_rows(row: list[Any]) -> list[list[str]]:
+    """A row's cells; when every filled cell holds the same number of lines (a table
+    ruled only above and below, whose rows pdfplumber cannot tell apart), one row each."""
+    cells = [(c or "").split("\n") for c in row]
+    heights = {len(c) for c in cells if any(x.strip() for x in c)}
+    if len(heights) == 1 and (k := heights.pop()) > 1 and all(len(c) in (1, k) for c in cells):
+        return [[" ".join(c[i].split()) if len(c) == k else "" for c in cells] for i in range(k)]
+    return [[" ".join(c.split()) for c in (x or "" for x in row)]]
+
+
+def _numbered_lines(rows: list[tuple[list[str], bool]]) -> bool:
+    """A code listing with line numbers: the first column counts 1, 2, 3 …"""
+    first = [r[0] for r, _ in rows]
+    if not all(c.isdigit() for c in first):
+        return False
+    numbers = [int(c) for c in first]
+    return all(b == a + 1 for a, b in zip(numbers, numbers[1:], strict=False))
+
+
+def place(lines: list[Line], tables: list[Table]) -> None:
+    """Put each table in the flow of ``lines``: the first line inside its box becomes the
+    table (``role = "table"``), the others inside leave the text; a caption next to it
+    becomes its title. A table whose rows run on outside its box (a column the finder
+    missed) is dropped and its lines stay text: better plain text than a cut table."""
+    for table in tables:
+        inside = [ln for ln in lines if ln.role == "text" and _across(ln, table)]
+        if not inside or any(_sticks_out(ln, table) for ln in inside):
+            continue
+        table.title = _caption(lines, table, inside)
+        inside[0].role, inside[0].table = "table", table
+        for line in inside[1:]:
+            line.role = "covered"
+
+
+def _across(line: Line, table: Table) -> bool:
+    """Whether the line sits in the table's rows and overlaps its columns."""
+    middle = (line.top + line.bottom) / 2
+    within = table.top - 1 <= middle <= table.bottom + 1
+    return within and line.x1 > table.x0 and line.x0 < table.x1
+
+
+def _sticks_out(line: Line, table: Table) -> bool:
+    return any(w.x0 < table.x0 - _SNAP or w.x1 > table.x1 + _SNAP for w in line.words)
+
+
+def _caption(lines: list[Line], table: Table, inside: list[Line]) -> str | None:
+    """A caption line just above the table (with the lines that continue it), else just
+    below it; the lines used leave the text."""
+    first = lines.index(inside[0])
+    last = lines.index(inside[-1])
+    for k in range(first - 1, max(first - 4, -1), -1):
+        line = lines[k]
+        if line.role != "text" or table.top - line.bottom > 3 * line.size:
+            break
+        if caption_title(line.text) is not None:
+            taken = [ln for ln in lines[k:first] if ln.role == "text"]
+            for ln in taken:
+                ln.role = "covered"
+            return " ".join(ln.text for ln in taken)
+    for k in range(last + 1, min(last + 3, len(lines))):
+        line = lines[k]
+        if line.role != "text" or line.top - table.bottom > 3 * line.size:
+            break
+        if caption_title(line.text) is not None:
+            line.role = "covered"
+            return line.text
+    return None

@@ -1,0 +1,74 @@
+"""What a chunk that continues a table carries in front of it: the table's header row.
+
+Parsers of every format with tables (Markdown, HTML, DOCX, CSV, PDF) emit a ``table``
+block whose children are ``row`` blocks (CSV: a ``header`` block, then rows); a header row
+says so in ``metadata["header"]``, and where no row does, the first row is taken as the
+header. A table that does not fit is packed row by row like any block; a chunk that
+starts after the header then gets the header line in its ``context`` (after the
+breadcrumb, which holds the table's title or caption), counted inside the budget and
+embedded with the chunk, so that ``| Q3 | 4.2 | 3.9 |`` still says what its columns are.
+Where to cut stays the parser's business; this module only says what a table chunk must
+leave room for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fissure.types import Block
+
+__all__ = ["TableHeads", "has_tables"]
+
+_ROWS = frozenset({"row", "header"})
+
+
+def has_tables(blocks: Sequence[Block]) -> bool:
+    """Whether any block of the tree is a ``table`` with at least two rows."""
+    stack = list(blocks)
+    while stack:
+        block = stack.pop()
+        if block.kind == "table" and sum(c.kind in _ROWS for c in block.children) > 1:
+            return True
+        stack.extend(block.children)
+    return False
+
+
+class TableHeads:
+    """The header of each table, found once per table.
+
+    Args:
+        text: The document text the blocks index into.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[int, tuple[int, str] | None] = {}
+
+    def line_for(self, table: Block, start: int) -> str | None:
+        """The header line to carry in front of a chunk starting at ``start`` inside
+        ``table``, or ``None`` when the chunk starts at or before the header (it holds the
+        header itself) or the table has no body."""
+        key = id(table)
+        if key not in self._found:
+            self._found[key] = self._head(table)
+        head = self._found[key]
+        if head is None or start < head[0]:
+            return None
+        return head[1]
+
+    def _head(self, table: Block) -> tuple[int, str] | None:
+        """Where the table's body starts, and its header line(s) joined by `` / ``."""
+        rows = [c for c in table.children if c.kind in _ROWS]
+        if len(rows) < 2:
+            return None
+        marked = [r for r in rows if r.kind == "header" or r.metadata.get("header")]
+        head = marked if marked and len(marked) < len(rows) else rows[:1]
+        lines = []
+        for row in head:
+            # The first line only: a Markdown header row also spans its |---| line.
+            first = self.text[row.start : row.end].strip().split("\n", 1)[0].strip()
+            if first:
+                lines.append(first)
+        if not lines:
+            return None
+        return head[-1].end, " / ".join(lines)
