@@ -117,8 +117,8 @@ def ingest(
     opened, manifest = open_store(store_dir, namespace=namespace)
     target = store if store is not None else opened
     try:
-        _check_model(manifest, embedder, store_dir, embedder_spec)
-        _reconcile(target, manifest)
+        check_model(manifest, embedder, store_dir, embedder_spec)
+        reconcile(target, manifest)
         stamp = fingerprint(opts.settings, embedder.model_id)
         plan, scanned = _plan(source, target, manifest, stamp, force)
         digests = {item.source: item.digest for item in plan.todo}
@@ -141,11 +141,16 @@ def ingest(
         close_store(opened)
 
 
-def _check_model(
+def check_model(
     manifest: ManifestProtocol, embedder: Embedder, folder: str | Path, spec: str = ""
 ) -> None:
     """Refuse an embedder of another width; record the model (and how the user named it,
-    so that ``fissure query`` picks it even if this run dies before its run record)."""
+    so that ``fissure query`` picks it even if this run dies before its run record). The
+    ingestion service's engine checks each namespace's store the same way.
+
+    Raises:
+        ConfigError: The store holds vectors of another width.
+    """
     dim = manifest.get_meta("dim")
     if dim is None:
         manifest.set_meta("dim", str(embedder.dim))
@@ -192,8 +197,9 @@ def _plan(
     return plan, scanned
 
 
-def _reconcile(store: Store, manifest: ManifestProtocol) -> None:
-    """Undo what a killed run left half-written: its documents are chunked again."""
+def reconcile(store: Store, manifest: ManifestProtocol) -> None:
+    """Undo what a killed run left half-written: its documents are chunked again (the
+    ingestion service's engine does this for every namespace when it starts)."""
     orphans = manifest.claim_orphans()
     if orphans:
         store.delete_sources(orphans)

@@ -48,7 +48,7 @@ def serve(
     If the worker cannot start (a plugin that fails to import, settings or an embedder that
     cannot load), it sends ``("fatal", message)`` and exits.
     """
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's business
     try:
         job = _Job(conn, settings, plugins, limits)
@@ -190,8 +190,9 @@ def _limit_memory(memory_mb: int) -> None:
         pass  # no RLIMIT_AS here (macOS, Windows): the timeout still applies
 
 
-def _die_with_parent() -> None:
-    """End this worker when its parent dies, even if a parser hangs in a loop."""
+def die_with_parent() -> None:
+    """End this process when its parent dies, even if a parser hangs in a loop (the
+    ingestion service's engine uses it too)."""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         try:

@@ -90,6 +90,7 @@ class _Slot:
     conn: Connection
     task: Task | None = None
     started: float = 0.0
+    done: int = 0
     deadline: float = 0.0
     budget: float = 0.0
     embedding_since: float | None = None  # the worker is embedding (semantic cuts)
@@ -127,6 +128,8 @@ class WorkerPool:
         plugins: Modules to import in each worker (see :func:`plugin_modules`).
         timeout_per_mb: Extra seconds per MB of the document.
         max_inflate_mb: How far a document's compressed content may inflate, MiB.
+        recycle_after: Replace a worker with a fresh one after it has chunked this many
+            documents (``None``: never), so memory a parser leaks cannot only grow.
     """
 
     def __init__(
@@ -139,6 +142,7 @@ class WorkerPool:
         plugins: tuple[str, ...] = (),
         timeout_per_mb: float = 10.0,
         max_inflate_mb: int = 256,
+        recycle_after: int | None = None,
     ) -> None:
         self.settings = settings
         self.size = max(1, workers)
@@ -146,7 +150,9 @@ class WorkerPool:
         self.timeout = timeout
         self.memory_mb = memory_mb
         self.plugins = plugins
+        self.recycle_after = recycle_after
         self.replaced = 0
+        self.recycled = 0
         self._slots: list[_Slot] = []
 
     def __enter__(self) -> WorkerPool:
@@ -194,7 +200,10 @@ class WorkerPool:
             yield from self._collect(busy)
 
     def _send(self, slot: _Slot, task: Task) -> None:
+        if self.recycle_after and slot.done >= self.recycle_after:
+            self._recycle(slot)
         slot.begin(task, self.limits.seconds_for(len(task.data)))
+        slot.done += 1
         # If the worker is gone, _collect sees its closed socket and reports it.
         with contextlib.suppress(OSError, ValueError):
             slot.conn.send((task.source, task.data, task.mime))
@@ -262,11 +271,30 @@ class WorkerPool:
         slot.process.kill()
         slot.process.wait()
         slot.conn.close()
-        fresh = self._start()
-        slot.process, slot.conn, slot.task = fresh.process, fresh.conn, None
+        self._renew(slot)
+        slot.task = None
         self.replaced += 1
         return Outcome(task.source, stage="parse", error_type=kind, message=why,
                        seconds=now - slot.started)  # fmt: skip
+
+    def _recycle(self, slot: _Slot) -> None:
+        """Stop an idle worker politely and put a fresh one in its place."""
+        with contextlib.suppress(OSError, ValueError):
+            slot.conn.send(None)
+        try:
+            slot.process.wait(2)
+        except subprocess.TimeoutExpired:
+            slot.process.kill()
+            slot.process.wait()
+        slot.conn.close()
+        self._renew(slot)
+        self.recycled += 1
+
+    def _renew(self, slot: _Slot) -> None:
+        """A fresh worker in ``slot``: it must boot (and say so) before its clock runs."""
+        fresh = self._start()
+        slot.process, slot.conn, slot.done = fresh.process, fresh.conn, 0
+        slot.spawned, slot.ready = fresh.spawned, False
 
     def _start(self) -> _Slot:
         mine, theirs = socket.socketpair()
