@@ -11,40 +11,42 @@ from typing import Annotated
 import typer
 
 from fissure.chunker import Chunker
-from fissure.cli.output import (
+from fissure.cli.common import settings_for
+from fissure.cli.options import (
+    Breakpoint,
+    BreakpointAmount,
+    ConfigFile,
     Embedder,
     FollowOutsideLinks,
+    Language,
     MaxBytes,
     MaxTokens,
+    MinTokens,
+    NoConfig,
+    OverlapTokens,
+    PrependContext,
+    Preset,
+    Strategy,
+    TargetChunks,
     Tokenizer,
-    display,
-    err,
-    fail,
-    print_table,
-    printable,
-    write_jsonl,
 )
-from fissure.config import STRATEGIES
+from fissure.cli.output import display, err, fail, print_table, printable, write_jsonl
 from fissure.errors import FissureError
 from fissure.parse import parse
 from fissure.source import iter_files
-from fissure.source.files import DEFAULT_MAX_BYTES
 from fissure.source.names import path_name
 from fissure.source.read import read_file
 
 
 def chunk(
+    ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
-    strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help=f"One of: {', '.join(STRATEGIES)}.")
-    ] = "structural",
+    strategy: Strategy = None,
     max_tokens: MaxTokens = None,
-    min_tokens: Annotated[int, typer.Option(help="Merge smaller chunks into a neighbour.")] = 0,
-    overlap_tokens: Annotated[int, typer.Option(help="Extend chunks backwards by this much.")] = 0,
-    tokenizer: Tokenizer = "minilm",
-    language: Annotated[
-        str | None, typer.Option(help="Separator preset for --strategy recursive.")
-    ] = None,
+    min_tokens: MinTokens = None,
+    overlap_tokens: OverlapTokens = None,
+    tokenizer: Tokenizer = None,
+    language: Language = None,
     mime: Annotated[
         str | None, typer.Option(help="Parse every file as this MIME type (skip detection).")
     ] = None,
@@ -52,40 +54,29 @@ def chunk(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
-    max_bytes: MaxBytes = DEFAULT_MAX_BYTES,
-    follow_outside_links: FollowOutsideLinks = False,
-    prepend_context: Annotated[
-        bool, typer.Option(help="Count each chunk's context line inside its budget.")
-    ] = False,
-    embedder: Embedder = "minilm:auto",
-    breakpoint: Annotated[
-        str,
-        typer.Option(help="percentile | standard_deviation | interquartile | gradient"),
-    ] = "percentile",
-    breakpoint_amount: Annotated[
-        float | None, typer.Option(help="The breakpoint method's amount.")
-    ] = None,
-    target_chunks: Annotated[
-        int | None, typer.Option(help="Semantic: cut at the strongest N-1 boundaries.")
-    ] = None,
+    max_bytes: MaxBytes = None,
+    follow_outside_links: FollowOutsideLinks = None,
+    prepend_context: PrependContext = None,
+    embedder: Embedder = None,
+    breakpoint: Breakpoint = None,
+    breakpoint_amount: BreakpointAmount = None,
+    target_chunks: TargetChunks = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
-    """Split documents into chunks with exact offsets and a hard token budget."""
+    """Split documents into chunks with exact offsets and a hard token budget.
+
+    Settings come from the flags, --preset, fissure.toml and the built-in defaults, in that
+    order (fissure config show prints them).
+    """
     if fmt not in ("jsonl", "table"):
         fail(f"unknown --format {fmt!r}: use jsonl or table")
+    settings = settings_for(ctx)
+    max_bytes = settings.source.max_bytes
+    follow_outside_links = settings.source.follow_outside_links
     try:
-        chunker = Chunker(
-            strategy=strategy,
-            max_tokens=max_tokens,
-            min_tokens=min_tokens,
-            overlap_tokens=overlap_tokens,
-            tokenizer=tokenizer,
-            language=language,
-            prepend_context=prepend_context,
-            embedder=embedder,
-            breakpoint=breakpoint,
-            breakpoint_amount=breakpoint_amount,
-            target_chunks=target_chunks,
-        )
+        chunker = Chunker(settings.chunk)
         files = list(iter_files(paths, max_bytes=max_bytes,
                                 follow_outside_links=follow_outside_links))  # fmt: skip
     except FissureError as exc:

@@ -7,14 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.ingest import (
-    DEFAULT_STORE,
-    StoreOption,
-    cache_folder,
-    open_existing,
-    print_summary,
-)
-from fissure.cli.output import display, err, fail, printable
+from fissure.cli.common import open_existing, settings_for
+from fissure.cli.options import ConfigFile, NoConfig, Preset, Store
+from fissure.cli.output import display, err, fail, print_summary, printable
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -34,11 +29,15 @@ def _manifest(store: str) -> ManifestProtocol:
 
 @app.command("list")
 def list_(
-    store: StoreOption = DEFAULT_STORE,
+    ctx: typer.Context,
+    store: Store = None,
     traceback: Annotated[bool, typer.Option("--traceback", help="Show tracebacks.")] = False,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Every failed document: source, stage, error and when."""
-    manifest = _manifest(store)
+    manifest = _manifest(settings_for(ctx).store.path)
     failures = manifest.failures()
     manifest.close()
     for f in failures:
@@ -53,10 +52,15 @@ def list_(
 
 @app.command("retry")
 def retry(
-    store: StoreOption = DEFAULT_STORE,
-    timeout: Annotated[
-        float | None, typer.Option(help="Per-document timeout (default: the last run's).")
+    ctx: typer.Context,
+    store: Store = None,
+    retry_timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Per-document timeout (default: the last run's)."),
     ] = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Ingest the failed documents again, with the settings of their last run.
 
@@ -65,7 +69,10 @@ def retry(
     from fissure.config import ChunkSettings
     from fissure.embed import load_embedder
     from fissure.ingest import Options, ingest, open_source
+    from fissure.store.open import cache_folder
 
+    settings = settings_for(ctx)
+    store = settings.store.path
     manifest = _manifest(store)
     failures, runs = manifest.failures(), manifest.runs()
     manifest.close()
@@ -77,16 +84,13 @@ def retry(
     try:
         for origin in origins:
             spec, config, _ = runs[origin]
-            raw = dict(config["settings"])
-            if raw.get("separators") is not None:
-                raw["separators"] = tuple(raw["separators"])
-            options = Options(settings=ChunkSettings(**raw),
-                              timeout=timeout or config.get("timeout", 120.0),
+            options = Options(settings=ChunkSettings.from_dict(config["settings"]),
+                              timeout=retry_timeout or config.get("timeout", settings.ingest.timeout),
                               memory_mb=config.get("memory_mb"))  # fmt: skip
             force = {f.source for f in failures if f.origin == origin}
             source = open_source(spec, cache_dir=cache_folder(store))
-            model = load_embedder(config.get("embedder") or "minilm")
-            named = config.get("embedder") or "minilm"
+            model = load_embedder(config.get("embedder") or settings.ingest.embedder)
+            named = config.get("embedder") or settings.ingest.embedder
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
                              force=force)  # fmt: skip
             print_summary(summary)
@@ -99,13 +103,17 @@ def retry(
 
 @app.command("clear")
 def clear(
-    store: StoreOption = DEFAULT_STORE,
+    ctx: typer.Context,
+    store: Store = None,
     source: Annotated[
         list[str] | None, typer.Option(help="Only these sources (default: all).")
     ] = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Forget failures; the next ingest tries those documents again."""
-    manifest = _manifest(store)
+    manifest = _manifest(settings_for(ctx).store.path)
     n = manifest.clear_failures(source or None)
     manifest.close()
     err.print(f"cleared {n} dead letters")

@@ -8,15 +8,20 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
+from fissure.cli.common import open_existing, settings_for
+from fissure.cli.options import ConfigFile, NoConfig, Preset, Store
 from fissure.cli.output import printable
 
 
 def status(
-    store: StoreOption = DEFAULT_STORE,
+    ctx: typer.Context,
+    store: Store = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the same facts as one JSON object.")
     ] = False,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Documents, chunks, failures and settings of each source in the store.
 
@@ -26,6 +31,7 @@ def status(
     from fissure.store.open import close_store, is_database
     from fissure.store.pg_schema import redact
 
+    store = settings_for(ctx).store.path
     found, manifest = open_existing(store)
     close_store(found)
     name = redact(store) if is_database(store) else store

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Collection, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -128,7 +128,7 @@ def ingest(
                             embed_headings=opts.settings.embed_headings)  # fmt: skip
             job = Job(source, plan.todo, writer, opts, bar, export)
             replaced = (engine or LocalEngine()).run(job)
-        config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
+        config = {"settings": opts.settings.to_dict(), "embedder": embedder_spec,
                   "timeout": opts.timeout, "memory_mb": opts.memory_mb}  # fmt: skip
         manifest.record_run(source.origin, spec or source.origin, config)
         writer.timings.scan = scanned
