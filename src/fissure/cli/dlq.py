@@ -84,9 +84,9 @@ def retry(
     try:
         for origin in origins:
             spec, config, _ = runs[origin]
+            timeout = retry_timeout or config.get("timeout", settings.ingest.timeout)
             options = Options(settings=ChunkSettings.from_dict(config["settings"]),
-                              timeout=retry_timeout or config.get("timeout", settings.ingest.timeout),
-                              memory_mb=config.get("memory_mb"))  # fmt: skip
+                              timeout=timeout, memory_mb=config.get("memory_mb"))  # fmt: skip
             force = {f.source for f in failures if f.origin == origin}
             source = open_source(spec, cache_dir=cache_folder(store))
             model = load_embedder(config.get("embedder") or settings.ingest.embedder)
