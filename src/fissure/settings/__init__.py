@@ -8,6 +8,7 @@ See ``docs/settings.md``.
 """
 
 from fissure.settings.files import FILENAME, ConfigFile, find_config, read_config
+from fissure.settings.layers import Resolved, load_settings, resolve
 from fissure.settings.model import (
     DEFAULT_STORE,
     SECTIONS,
@@ -18,7 +19,6 @@ from fissure.settings.model import (
     StoreSettings,
 )
 from fissure.settings.presets import DEFAULT_PRESET, PRESETS
-from fissure.settings.resolve import Resolved, load_settings, resolve
 
 __all__ = [
     "DEFAULT_PRESET",

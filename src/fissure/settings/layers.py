@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from fissure.errors import ConfigError
-from fissure.settings.files import ConfigFile, find_config, read_config, shown
+from fissure.settings import presets as built_in
+from fissure.settings.files import ConfigFile, find_config, read_config
 from fissure.settings.model import SECTIONS, Settings, defaults, toml_value
-from fissure.settings.presets import DEFAULT_PRESET, PRESETS, Preset
+from fissure.settings.presets import Preset
 
 DEFAULT = "default"
 
@@ -103,7 +104,7 @@ def resolve(
     available = _available(file)
     layers: list[tuple[Preset, Any]] = []
     if preset is None:
-        chosen = file.default_preset if file and file.default_preset else DEFAULT_PRESET
+        chosen = file.default_preset if file and file.default_preset else built_in.DEFAULT_PRESET
         if chosen:
             layers.append((available[chosen][0], _preset_label(chosen, available[chosen][1])))
         if file:
@@ -130,7 +131,9 @@ def resolve(
 
 def _available(file: ConfigFile | None) -> dict[str, tuple[Preset, Any]]:
     """Every preset by name: the built-in ones, and the file's (which win on a clash)."""
-    out: dict[str, tuple[Preset, Any]] = {name: (body, None) for name, body in PRESETS.items()}
+    out: dict[str, tuple[Preset, Any]] = {
+        name: (body, None) for name, body in built_in.PRESETS.items()
+    }
     if file:
         out.update({name: (body, (file, name)) for name, body in file.presets.items()})
     return out
@@ -198,6 +201,3 @@ def _culprits(section: str, table: dict[str, Any], origins: dict[str, str], exc:
         f"{section}.{k} = {toml_value(table[k])} from {origins[f'{section}.{k}']}" for k in keys_
     ]
     return "; ".join(parts) or f"[{section}]"
-
-
-__all__ = ["Resolved", "load_settings", "resolve", "shown"]
