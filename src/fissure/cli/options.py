@@ -66,7 +66,9 @@ def setting(param: str, *names: str, help: str, unset: str = "none") -> Any:  # 
     key = PARAM_KEYS[param]
     section, _, name = key.partition(".")
     value = defaults(section)[name]
-    shown = unset if value is None else {True: "on", False: "off"}.get(value, value)
+    shown = unset if value is None else value
+    if isinstance(value, bool):  # not a dict lookup: 0 == False and 1 == True
+        shown = "on" if value else "off"
     if isinstance(value, bool):
         names = (f"{names[0]}/--no-{names[0].removeprefix('--')}", *names[1:])
     # "\[" keeps rich from reading the bracket as markup.
