@@ -15,13 +15,12 @@ import difflib
 import os
 import re
 import tomllib
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fissure.errors import ConfigError
-from fissure.settings.model import SECTIONS, check_value, defaults, describe, keys, toml_value
+from fissure.settings.model import SECTIONS, check_value, defaults, keys, toml_value
 from fissure.settings.presets import PRESETS, Preset
 
 FILENAME = "fissure.toml"
@@ -224,21 +223,16 @@ def _where_key_goes(name: str) -> str:
     )
 
 
+# Examples for keys whose default is "none", for the fix an error message suggests.
+EXAMPLES = {"max_tokens": 200, "workers": 2, "target_chunks": 10, "embed_window_tokens": 254,
+            "sub_vector_tokens": 30, "breakpoint_amount": 95.0, "sub_weight": 0.4,
+            "language": "python", "address": "head:6379", "embedder": "minilm",
+            "separators": ("\n\n", "\n")}  # fmt: skip
+
+
 def _example(section: str, key: str) -> str:
     value = defaults(section)[key]
-    if value is None:
-        hint = typing.get_type_hints(SECTIONS[section])[key]
-        words = describe(hint)
-        value = (
-            200
-            if "integer" in words
-            else 0.5
-            if "number" in words
-            else ("\n\n", "\n")
-            if "list" in words
-            else "none"
-        )
-    return f"{key} = {toml_value(value)}"
+    return f"{key} = {toml_value(EXAMPLES.get(key, value) if value is None else value)}"
 
 
 def _line_table(text: str) -> list[tuple[tuple[str, ...], int]]:
