@@ -88,7 +88,8 @@ def show(
     It reads what every command reads: the settings file found from the working folder up
     (or --config FILE; --no-config: none), the preset named (--preset) or else the file's
     default one, and any setting flag given here. The text output is valid TOML: paste it
-    into fissure.toml. Embedders are set in the file ([chunk], [ingest], [query] embedder).
+    into fissure.toml. Embedders are set in the file: chunk.embedder, ingest.embedder and
+    query.embedder.
 
     Exit status: 0 shown, 2 a bad settings file, key, value or preset (one line).
     """

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 def ingest(
     ctx: typer.Context,
     source: Annotated[
-        str, typer.Argument(help="PATH | git:PATH@REV | github:OWNER/REPO[@REF]", metavar="SOURCE")
+        str,
+        typer.Argument(help="PATH | git:PATH@REV | github:OWNER/REPO\\[@REF]", metavar="SOURCE"),
     ],
     store: Store = None,
     strategy: Strategy = None,

@@ -294,7 +294,7 @@ QueryEmbedder = Annotated[
 ]
 
 # Which settings: on every command that takes settings.
-PANEL = "Settings: which"
+PANEL = "Settings files and presets"
 Preset = Annotated[
     str | None,
     typer.Option(
@@ -302,7 +302,7 @@ Preset = Annotated[
         envvar="FISSURE_PRESET",
         show_default=False,
         rich_help_panel=PANEL,
-        help="Apply this preset (built-in: fast, chroma-best; or a [presets.NAME] of "
+        help="Apply this preset (built-in: fast, chroma-best; or a \\[presets.NAME] of "
         "the settings file) over the file's own values; flags still win.",
     ),
 ]
@@ -314,7 +314,7 @@ ConfigFile = Annotated[
         show_default=False,
         rich_help_panel=PANEL,
         help="Read this settings file (fissure.toml, or a pyproject.toml's "
-        "[tool.fissure]) instead of searching for one from the working folder up.",
+        "\\[tool.fissure]) instead of searching for one from the working folder up.",
     ),
 ]
 NoConfig = Annotated[
