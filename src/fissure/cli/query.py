@@ -9,32 +9,25 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
+from fissure.cli.common import open_existing, settings_for
+from fissure.cli.options import ConfigFile, K, NoConfig, Preset, QueryEmbedder, Store, SubWeight
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 
 
 def query(
+    ctx: typer.Context,
     text: Annotated[
         str | None, typer.Argument(help="What to look for (or pass --queries FILE).")
     ] = None,
-    k: Annotated[int, typer.Option("-k", help="How many chunks.")] = 5,
+    k: K = None,
     where: Annotated[
         list[str] | None,
         typer.Option(help="key=value filter on chunk metadata (source, entity, strategy …)."),
     ] = None,
-    store: StoreOption = DEFAULT_STORE,
-    embedder: Annotated[
-        str | None, typer.Option(help="Default: the embedder the store was built with.")
-    ] = None,
-    sub_weight: Annotated[
-        float | None,
-        typer.Option(
-            "--sub-weight",
-            help="Blend each chunk's score with its best sentence piece's, this much (0..1; "
-            "0.4 works well); needs a store ingested with --sub-vectors.",
-        ),
-    ] = None,
+    store: Store = None,
+    query_embedder: QueryEmbedder = None,
+    sub_weight: SubWeight = None,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -56,6 +49,9 @@ def query(
             "digits in one document), not only the best of each group."
         ),
     ] = False,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
 
@@ -66,10 +62,8 @@ def query(
     from fissure.embed import load_embedder
     from fissure.store.open import close_store
 
-    if k < 1:
-        fail("-k must be at least 1")
-    if sub_weight is not None and not 0 <= sub_weight <= 1:
-        fail("--sub-weight must be within 0..1")
+    s = settings_for(ctx)
+    k, sub_weight, embedder, store = s.query.k, s.query.sub_weight, s.query.embedder, s.store.path
     filters = _filters(where or [])
     asked = _asked(text, queries)
     found, manifest = open_existing(store)

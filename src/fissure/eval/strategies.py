@@ -60,9 +60,7 @@ from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
 from fissure.eval.baselines import recursive_spans, token_text_spans
 from fissure.eval.spans import Span
-
-ChunkFn = Callable[[str, str], list[Span]]
-ViewFn = Callable[[str, list[Span]], list[str]]
+from fissure.eval.spec import ChunkFn, Spec, ViewFn, parse_spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,26 +99,6 @@ class Strategy:
     sub: float = 0.0
     sub_spec: str = "sentence:40"
     dedup: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Spec:
-    """A parsed strategy spec: name, sizes and ``+`` options."""
-
-    text: str
-    name: str
-    size: int
-    overlap: int
-    options: dict[str, str]
-
-    def number(self, key: str, kind: Callable[[str], Any] = int) -> Any:
-        """Option ``key`` converted by ``kind``, or ``None`` when absent."""
-        if key not in self.options:
-            return None
-        try:
-            return kind(self.options[key])
-        except ValueError as exc:
-            raise ConfigError(f"strategy {self.text!r}: {key}= needs a number") from exc
 
 
 Builder = Callable[[Spec, Embedder | None], ChunkFn]
@@ -229,10 +207,6 @@ BUILDERS: dict[str, Builder] = {
     **{f"fissure-{name}": _fissure(name) for name in FISSURE},
     **{name: _fissure(name) for name in FISSURE if name != "recursive"},
 }
-OPTIONS = ("find", "ctx", "hctx", "win", "share", "before", "sub", "subsize", "subctx", "dedup",
-           "min", "bp", "breakpoint", "buffer", "atom")  # fmt: skip
-
-
 def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
     """Re-locate chunks by text search, as ``chunking_evaluation`` does, one for one.
 
@@ -266,29 +240,6 @@ def window_view(max_tokens: int, before: float = 0.5) -> ViewFn:
         return [text[a:b] for a, b in window_spans(text, spans, sizer, max_tokens, before=before)]
 
     return view
-
-
-def parse_spec(text: str) -> Spec:
-    """Split ``NAME:SIZE[:OVERLAP][+OPTION...]`` into its parts.
-
-    Raises:
-        ConfigError: Malformed sizes or an unknown option.
-    """
-    body, *flags = text.split("+")
-    name, *numbers = body.split(":")
-    try:
-        sizes = [int(n) for n in numbers]
-    except ValueError as exc:
-        raise ConfigError(f"strategy {text!r}: sizes must be integers, as in NAME:250:125") from exc
-    if len(sizes) not in (1, 2):
-        raise ConfigError(f"strategy {text!r}: give NAME:SIZE or NAME:SIZE:OVERLAP")
-    options = {}
-    for flag in flags:
-        key, _, value = flag.partition("=")
-        if key not in OPTIONS:
-            raise ConfigError(f"strategy {text!r}: unknown option {key!r}; use {OPTIONS}")
-        options[key] = value
-    return Spec(text, name, sizes[0], sizes[1] if len(sizes) == 2 else 0, options)
 
 
 def parse_strategy(text: str, embedder: Embedder | None = None) -> Strategy:
