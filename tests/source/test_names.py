@@ -41,6 +41,11 @@ def test_utf8_names_are_kept_as_they_are() -> None:
         assert path_bytes(name) == os.fsencode(name)
 
 
+def test_a_path_not_utf8_keeps_its_exact_bytes() -> None:
+    for raw in (b"/./\x80", b"/a/../b\xff", b"//x\xfe"):  # hypothesis found the first
+        assert path_bytes(path_name(os.fsdecode(raw))) == raw
+
+
 def test_a_name_that_is_not_utf8_becomes_a_file_uri() -> None:
     raw = b"/share/caf\xe9 100%.txt"
     name = path_name(os.fsdecode(raw))

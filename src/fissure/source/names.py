@@ -45,7 +45,10 @@ def path_name(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     text = os.fsdecode(raw)
     if is_text(text):
         return text
-    absolute = os.fsdecode(os.path.abspath(os.fsencode(raw)))
+    # Absolute, but not normalised (abspath would drop "/./" and resolve "..", so two
+    # spellings of one path would share a name and the bytes would not come back).
+    data = os.fsencode(raw)
+    absolute = os.fsdecode(data if data.startswith(b"/") else os.getcwdb() + b"/" + data)
     return URI + "".join(_escape_char(c) for c in absolute)
 
 
