@@ -25,11 +25,11 @@ from fissure.serve.auth import ANONYMOUS, Keys, Principal
 from fissure.serve.commits import GroupCommit
 from fissure.serve.engine import read_stamp
 from fissure.serve.jobs import Counts
+from fissure.serve.queue import JobQueue, open_queue
 from fissure.serve.rpc import EngineClient, EngineUnavailable, RemoteError, address, engine_key
 from fissure.serve.schemas import ErrorBody, Health
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
-from fissure.serve.sqlite_queue import SQLiteQueue
 from fissure.serve.uploads import Refused
 
 VERSION = "1"
@@ -41,7 +41,7 @@ class Context:
     """What every request handler shares (no per-process state besides caches)."""
 
     settings: ServiceSettings
-    queue: SQLiteQueue
+    queue: JobQueue
     spool: Spool
     keys: Keys
     engine: EngineClient
@@ -147,13 +147,8 @@ def create_app(settings: ServiceSettings, keys: Keys, engine: EngineClient) -> F
     )
     app.state.ctx = Context(
         settings,
-        SQLiteQueue(
-            settings.store,
-            max_attempts=settings.max_attempts,
-            backoff_seconds=settings.backoff_seconds,
-            backoff_max_seconds=settings.backoff_max_seconds,
-        ),
-        Spool(settings.store / "spool"),
+        open_queue(settings),
+        Spool(settings.spool_folder),
         keys,
         engine,
     )

@@ -23,7 +23,7 @@ Semantics every implementation keeps:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fissure.serve.jobs import (
     Completion,
@@ -37,6 +37,9 @@ from fissure.serve.jobs import (
     Reason,
     Submitted,
 )
+
+if TYPE_CHECKING:
+    from fissure.serve.settings import ServiceSettings
 
 
 class JobQueue(Protocol):
@@ -126,3 +129,26 @@ class JobQueue(Protocol):
     def close(self) -> None:
         """Release connections."""
         ...
+
+
+def open_queue(settings: ServiceSettings) -> JobQueue:
+    """The queue ``settings`` name: PostgreSQL with ``database``, else SQLite in the store
+    folder.
+
+    Raises:
+        ConfigError: The SQLite file cannot be opened.
+        StoreError: The database cannot be reached.
+        MissingDependencyError: The database needs ``fissure[postgres]``.
+    """
+    options: dict[str, Any] = {
+        "max_attempts": settings.max_attempts,
+        "backoff_seconds": settings.backoff_seconds,
+        "backoff_max_seconds": settings.backoff_max_seconds,
+    }
+    if settings.database is not None:
+        from fissure.serve.pg_queue import PostgresQueue
+
+        return PostgresQueue(settings.database, **options)
+    from fissure.serve.sqlite_queue import SQLiteQueue
+
+    return SQLiteQueue(settings.store, **options)
