@@ -45,6 +45,13 @@ def test_settings_round_trip_and_refuse_nonsense(tmp_path: Path) -> None:
     assert (
         ServiceSettings(host="localhost").loopback and not ServiceSettings(host="0.0.0.0").loopback
     )
+    shared = ServiceSettings(store=tmp_path, database="postgresql://u@h/db", spool=tmp_path / "s")
+    assert ServiceSettings.from_json(shared.to_json()) == shared
+    assert shared.spool_folder == tmp_path / "s" and settings.spool_folder == tmp_path / "spool"
+    with pytest.raises(ConfigError, match="--spool"):
+        ServiceSettings(database="postgresql://u@h/db")  # processes must share a spool
+    with pytest.raises(ConfigError, match="postgresql://"):
+        ServiceSettings(database="mysql://u@h/db", spool=tmp_path)
 
 
 def test_keys_refuse_plain_keys_and_bad_scopes() -> None:

@@ -1,9 +1,9 @@
 """The job queue protocol: everything the API and the workers need from a durable queue.
 
 The embedded default is :class:`~fissure.serve.sqlite_queue.SQLiteQueue` (SQLite in WAL
-mode in the store folder). A shared one (PostgreSQL, ``FOR UPDATE SKIP LOCKED``) implements
-the same methods; the contract tests (``tests/serve/test_queue_contract.py``) run against
-every implementation in their fixture list.
+mode in the store folder); the shared one is :class:`~fissure.serve.pg_queue.PostgresQueue`
+(PostgreSQL, ``FOR UPDATE SKIP LOCKED``), for many service processes on one database. The
+contract tests (``tests/serve/test_queue_contract.py``) run against both.
 
 Semantics every implementation keeps:
 
@@ -16,7 +16,10 @@ Semantics every implementation keeps:
 - ``complete``, ``fail`` and ``renew`` act only on jobs the worker still holds, so a
   worker that lost its lease cannot overwrite the job's new owner.
 - Every change of state appends an :class:`~fissure.serve.jobs.Event` in the same
-  transaction; events are numbered in commit order per queue.
+  transaction; within a namespace, events are numbered in commit order (a reader that
+  follows ``events(after=last seen)`` never skips one). SQLite's numbers are global,
+  PostgreSQL's per namespace; both are increasing within a namespace, which is all a
+  reader sees.
 - Nothing reads across namespaces: every read takes the namespace.
 """
 
