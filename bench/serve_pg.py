@@ -143,7 +143,8 @@ def report(rows: list[dict[str, Any]], command: str, smoke: bool) -> str:
         "Each process: one parser (`--workers 1`); one shared spool; load average (1 min)",
         "before and after each run, since other work on the machine moves the figures.",
         "",
-        "| embedder | processes | jobs | done | failed | accept s | wall s | jobs/s | load before → after |",
+        "| embedder | processes | jobs | done | failed | accept s | wall s | jobs/s "
+        "| load before → after |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]  # fmt: skip
     for r in rows:
@@ -174,8 +175,8 @@ def main() -> None:
                 print(json.dumps(rows[-1]), flush=True)
     command = "python -m bench.serve_pg " + " ".join(sys.argv[1:])
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "serve-pg.json").write_text(json.dumps({"command": command.strip(),
-                                                        "rows": rows}, indent=2) + "\n")  # fmt: skip
+    record = {"command": command.strip(), "rows": rows}
+    (args.out / "serve-pg.json").write_text(json.dumps(record, indent=2) + "\n")
     (args.out / "serve-pg.md").write_text(report(rows, command.strip(), args.smoke))
 
 

@@ -152,8 +152,10 @@ def test_two_services_and_two_ingest_runs_share_one_database(tmp_path: Path, dat
         assert load.by_server[one.url] > 0 and load.by_server[two.url] > 0
         with two.client() as client:
             jobs = wait_jobs(client, load.accepted.values(), timeout=300)
-        time.sleep(1.0)  # the stream polls every 0.2 s
-        stop.set()
+            time.sleep(1.0)  # the stream polls every 0.2 s
+            stop.set()
+            _check_store(database, jobs)
+            _read_and_delete(client, jobs)
     finally:
         one.stop()
         two.stop()
@@ -163,7 +165,22 @@ def test_two_services_and_two_ingest_runs_share_one_database(tmp_path: Path, dat
     # The surviving service streamed every job's end, wherever it was worked.
     finished = {e["job_id"] for e in seen if e["state"] == "done"}
     assert set(load.accepted.values()) <= finished
-    _check_store(database, jobs)
+
+
+def _read_and_delete(client: httpx.Client, jobs: dict[str, Any]) -> None:
+    """The API on the database: chunks, queries and deletes of documents any process
+    stored, through the process that is left."""
+    job = max(jobs.values(), key=lambda j: j["chunks"])
+    chunks = client.get(f"/v1/documents/{job['document_id']}/chunks").json()["chunks"]
+    assert len(chunks) == job["chunks"] and [c["start"] for c in chunks] == sorted(
+        c["start"] for c in chunks
+    )
+    hits = client.post("/v1/query", json={"text": chunks[0]["text"], "k": 3}).json()["hits"]
+    assert any(h["document_id"] == job["document_id"] for h in hits)
+    assert client.delete(f"/v1/documents/{job['document_id']}").status_code == 200
+    assert client.get(f"/v1/documents/{job['document_id']}").status_code == 404
+    hits = client.post("/v1/query", json={"text": chunks[0]["text"], "k": 3}).json()["hits"]
+    assert all(h["document_id"] != job["document_id"] for h in hits)
 
 
 def _wait_for_work(dsn: str, state: Path) -> set[str]:
