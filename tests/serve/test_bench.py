@@ -40,8 +40,9 @@ def test_the_postgres_service_bench_runs(tmp_path: Path) -> None:
     job done (its timings are not checked)."""
     pytest.importorskip("psycopg_pool")
     cmd = [sys.executable, "-m", "bench.serve_pg", "--smoke", "--out", str(tmp_path)]
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # runuser, for the server
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin",
+                          env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": path,
                                "HF_HUB_OFFLINE": "1"})  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads((tmp_path / "serve-pg.json").read_text())["rows"]
