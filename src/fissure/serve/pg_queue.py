@@ -76,15 +76,16 @@ class PostgresQueue:
         self.backoff_max_seconds = backoff_max_seconds
         self._error = psycopg.Error
         self._again = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+        try:  # one plain connection first: its error says why (the pool's only times out)
+            psycopg.connect(dsn, connect_timeout=30).close()
+        except psycopg.Error as exc:
+            text = str(exc).strip().splitlines()
+            raise StoreError(f"cannot connect to {redact(dsn)}: {text[0] if text else exc}; is "
+                             "the server running and the address right?") from exc  # fmt: skip
         self._pool = ConnectionPool(
             dsn, min_size=1, max_size=pool_size, kwargs={"connect_timeout": 30}, open=False
         )
-        try:
-            self._pool.open(wait=True, timeout=30)
-        except Exception as exc:
-            self._pool.close()
-            raise StoreError(f"cannot connect to {redact(dsn)}: {exc}; is the server running "
-                             "and the address right?") from exc  # fmt: skip
+        self._pool.open(wait=True, timeout=60)
         self._run(_schema)
 
     def _run(self, work: Callable[[Tx], T]) -> T:
