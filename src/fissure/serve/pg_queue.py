@@ -12,7 +12,6 @@ in :mod:`fissure.serve.pg_rows`.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -29,7 +28,7 @@ from fissure.serve.jobs import (
     Reason,
     Submitted,
 )
-from fissure.serve.pg_rows import SCHEMA, Tx, add_event, changed, job_where, number_events
+from fissure.serve.pg_rows import SCHEMA, Tx, changed, job_where, number_events, submit_one
 from fissure.serve.pg_rows import record_error as _record_error
 from fissure.serve.sqlite_rows import DOCUMENT_COLUMNS, JOB_COLUMNS, cursor_seq
 from fissure.store.pg_schema import lock_key, redact
@@ -128,47 +127,9 @@ class PostgresQueue:
             keys = sorted({lock_key(f"queue:{j.namespace}", j.document_id) for j in jobs})
             for key in keys:
                 tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            return [self._submit_one(tx, new) for new in jobs]
+            return [submit_one(tx, new) for new in jobs]
 
         return self._run(work)
-
-    def _submit_one(self, tx: Tx, new: NewJob) -> Submitted:
-        key = (new.namespace, new.document_id)
-        found = job_where(tx.cur, "namespace = %s AND document_id = %s", *key)
-        if found is not None:
-            return Submitted(found, False)
-        stored = tx.cur.execute(
-            "SELECT chunks FROM fissure_job_documents WHERE namespace = %s AND document_id = %s "
-            "AND state = 'done'", key,
-        ).fetchone()  # fmt: skip
-        now = tx.now
-        state, chunks, finished = ("done", stored[0], now) if stored else ("queued", None, None)
-        who = (new.namespace, new.document_id, new.name, new.source, new.digest, new.size)
-        job_id = uuid.uuid4().hex
-        inserted = tx.cur.execute(
-            "INSERT INTO fissure_jobs (namespace, document_id, name, source, digest, size, id, "
-            "origin, state, created, updated, finished, not_before, chunks, spooled) VALUES "
-            "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-            "ON CONFLICT (namespace, document_id) DO NOTHING RETURNING id",
-            (*who, job_id, new.origin, state, now, now, finished, now, chunks, int(not stored)),
-        ).fetchone()
-        if inserted is None:  # another process's submission committed first: that is the job
-            raced = job_where(tx.cur, "namespace = %s AND document_id = %s", *key)
-            assert raced is not None
-            return Submitted(raced, False)
-        if not stored:
-            tx.cur.execute(
-                "INSERT INTO fissure_job_documents (namespace, document_id, name, source, "
-                "digest, size, state, job_id, created, updated) VALUES "
-                "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (namespace, document_id) DO "
-                "UPDATE SET state = EXCLUDED.state, job_id = EXCLUDED.job_id, "
-                "updated = EXCLUDED.updated",
-                (*who, "queued", job_id, now, now),
-            )
-        job = job_where(tx.cur, "id = %s", job_id)
-        assert job is not None
-        add_event(tx, job, "already stored" if stored else "")
-        return Submitted(job, True)
 
     # -- working ------------------------------------------------------------------------
 

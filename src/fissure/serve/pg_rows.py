@@ -16,10 +16,11 @@ statements serve both. Two things differ, because PostgreSQL writers run at the 
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from fissure.serve.jobs import Job, Reason
+from fissure.serve.jobs import Job, NewJob, Reason, Submitted
 from fissure.serve.sqlite_rows import JOB_COLUMNS
 
 SCHEMA = """
@@ -119,3 +120,43 @@ def number_events(tx: Tx) -> None:
             [(e[0], first + i, *e[1:]) for i, e in enumerate(events)],
         )
     tx.events.clear()
+
+
+def submit_one(tx: Tx, new: NewJob) -> Submitted:
+    """Submit one job (its key locked already): the existing job, or a new one."""
+    key = (new.namespace, new.document_id)
+    found = job_where(tx.cur, "namespace = %s AND document_id = %s", *key)
+    if found is not None:
+        return Submitted(found, False)
+    stored = tx.cur.execute(
+        "SELECT chunks FROM fissure_job_documents WHERE namespace = %s AND document_id = %s "
+        "AND state = 'done'", key,
+    ).fetchone()  # fmt: skip
+    now = tx.now
+    state, chunks, finished = ("done", stored[0], now) if stored else ("queued", None, None)
+    who = (new.namespace, new.document_id, new.name, new.source, new.digest, new.size)
+    job_id = uuid.uuid4().hex
+    inserted = tx.cur.execute(
+        "INSERT INTO fissure_jobs (namespace, document_id, name, source, digest, size, id, "
+        "origin, state, created, updated, finished, not_before, chunks, spooled) VALUES "
+        "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+        "ON CONFLICT (namespace, document_id) DO NOTHING RETURNING id",
+        (*who, job_id, new.origin, state, now, now, finished, now, chunks, int(not stored)),
+    ).fetchone()
+    if inserted is None:  # another process's submission committed first: that is the job
+        raced = job_where(tx.cur, "namespace = %s AND document_id = %s", *key)
+        assert raced is not None
+        return Submitted(raced, False)
+    if not stored:
+        tx.cur.execute(
+            "INSERT INTO fissure_job_documents (namespace, document_id, name, source, "
+            "digest, size, state, job_id, created, updated) VALUES "
+            "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (namespace, document_id) DO "
+            "UPDATE SET state = EXCLUDED.state, job_id = EXCLUDED.job_id, "
+            "updated = EXCLUDED.updated",
+            (*who, "queued", job_id, now, now),
+        )
+    job = job_where(tx.cur, "id = %s", job_id)
+    assert job is not None
+    add_event(tx, job, "already stored" if stored else "")
+    return Submitted(job, True)
