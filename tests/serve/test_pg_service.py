@@ -106,7 +106,8 @@ def _follow(server: Server, seen: list[dict[str, Any]], stop: threading.Event) -
         try:
             with connect_sse(client, "GET", "/v1/events", params={"after": 0}) as source:
                 for event in source.iter_sse():
-                    seen.append(json.loads(event.data))
+                    if event.event == "job":  # not the comments (greeting, keep-alive)
+                        seen.append(json.loads(event.data))
                     if stop.is_set():
                         return
         except httpx.HTTPError:
