@@ -31,15 +31,22 @@ class Server:
     """``fissure serve`` on ``store``; :meth:`start` waits until it is ready.
 
     Args:
-        store: The store folder.
+        store: The store folder (with ``spec``, the process's own ``--state`` folder).
         options: More command-line options (``--embedder hashing`` is the default).
         env: More environment variables.
+        spec: ``--store`` when it is not ``store``: a ``postgresql://`` database.
     """
 
     def __init__(
-        self, store: Path, options: Sequence[str] = (), env: dict[str, str] | None = None
+        self,
+        store: Path,
+        options: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        *,
+        spec: str | None = None,
     ) -> None:
         self.store = store
+        self.spec = spec or str(store)  # what --store says: the folder, or a database
         self.options = list(options)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -49,7 +56,7 @@ class Server:
 
     def command(self) -> list[str]:
         """The command line."""
-        base = ["--store", str(self.store), "--port", str(self.port)]
+        base = ["--store", self.spec, "--port", str(self.port)]
         if not any(o.startswith("--embedder") for o in self.options):
             base += ["--embedder", "hashing"]
         if not any(o.startswith("--workers") for o in self.options):

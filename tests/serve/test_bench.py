@@ -32,3 +32,20 @@ def test_the_service_bench_runs_and_its_end_checks_hold(tmp_path: Path) -> None:
     assert all(f["same_chunks_as_clean"] and f["done"] == 12 for f in result["faults"])
     report = (tmp_path / "out" / "serve.md").read_text()
     assert "accept latency p99" in report and "kill -9 during the same load" in report
+
+
+@pytest.mark.slow
+def test_the_postgres_service_bench_runs(tmp_path: Path) -> None:
+    """bench/serve_pg.py keeps working: one and two service processes on PostgreSQL, every
+    job done (its timings are not checked)."""
+    pytest.importorskip("psycopg_pool")
+    cmd = [sys.executable, "-m", "bench.serve_pg", "--smoke", "--out", str(tmp_path)]
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # runuser, for the server
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": path,
+                               "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads((tmp_path / "serve-pg.json").read_text())["rows"]
+    assert [r["processes"] for r in rows] == [1, 2]
+    assert all(r["done"] == r["jobs"] == 30 and r["failed"] == 0 for r in rows)
+    assert "| hashing | 2 | 30 | 30 | 0 |" in (tmp_path / "serve-pg.md").read_text()

@@ -45,6 +45,13 @@ def test_settings_round_trip_and_refuse_nonsense(tmp_path: Path) -> None:
     assert (
         ServiceSettings(host="localhost").loopback and not ServiceSettings(host="0.0.0.0").loopback
     )
+    shared = ServiceSettings(store=tmp_path, database="postgresql://u@h/db", spool=tmp_path / "s")
+    assert ServiceSettings.from_json(shared.to_json()) == shared
+    assert shared.spool_folder == tmp_path / "s" and settings.spool_folder == tmp_path / "spool"
+    with pytest.raises(ConfigError, match="--spool"):
+        ServiceSettings(database="postgresql://u@h/db")  # processes must share a spool
+    with pytest.raises(ConfigError, match="postgresql://"):
+        ServiceSettings(database="mysql://u@h/db", spool=tmp_path)
 
 
 def test_keys_refuse_plain_keys_and_bad_scopes() -> None:
@@ -82,3 +89,13 @@ def test_a_store_of_another_embedder_width_stops_the_service(tmp_path: Path) -> 
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     assert "holds 256-wide vectors" in done.stderr and "use the same embedder" in done.stderr
+
+
+def test_an_unreachable_database_is_one_clear_error() -> None:
+    pytest.importorskip("psycopg_pool")
+    from fissure.errors import StoreError
+    from fissure.serve.pg_queue import PostgresQueue
+
+    with pytest.raises(StoreError, match="cannot connect to .*is the server running") as caught:
+        PostgresQueue("postgresql://nobody:secret@127.0.0.1:1/none")
+    assert "secret" not in str(caught.value)  # the password never reaches a message

@@ -25,9 +25,27 @@ def _opt(help: str) -> Any:  # noqa: A002 - typer's own keyword
 
 
 def serve(
-    store: Annotated[Path, _opt("Store folder: job queue, spool, manifest and Chroma.")] = D[
-        "store"
-    ],
+    store: Annotated[
+        str,
+        _opt(
+            "Store folder (job queue, spool, manifest, Chroma), or postgresql://… (queue, "
+            "manifest, DLQ, chunks and vectors, shared by many service processes)."
+        ),
+    ] = str(D["store"]),
+    spool: Annotated[
+        Path | None,
+        _opt(
+            "Upload spool (default STORE/spool); with postgresql://, a folder every service "
+            "process shares."
+        ),
+    ] = None,
+    state: Annotated[
+        Path | None,
+        _opt(
+            "With postgresql://: this process's own folder (engine lock and socket, "
+            "metrics); default .fissure/serve-PORT."
+        ),
+    ] = None,
     host: Annotated[str, _opt("Address to listen on; anything but loopback needs API keys.")] = D[
         "host"
     ],
@@ -112,12 +130,21 @@ def serve(
     chunks, embeds and stores them behind a durable queue. See docs/service.md."""
     from fissure.ingest import default_workers
     from fissure.serve.supervisor import serve as run
+    from fissure.store.open import is_database
 
     given = dict(locals())
     names = {f.name for f in fields(ServiceSettings)}
+    skip = ("workers", "memory_mb", "store", "spool")
+    database = store if is_database(store) else None
+    folder = (state or Path(f".fissure/serve-{port}")) if database else Path(store)
     try:
+        if state is not None and database is None:
+            fail("--state is only for --store postgresql://… (a folder store is its own state)")
         settings = ServiceSettings(
-            **{k: v for k, v in given.items() if k in names and k not in ("workers", "memory_mb")},
+            **{k: v for k, v in given.items() if k in names and k not in skip},
+            store=folder,
+            database=database,
+            spool=spool.resolve() if spool else None,
             workers=workers or default_workers(),
             memory_mb=memory_mb or None,
             chunk=ChunkSettings(strategy=strategy, max_tokens=max_tokens, min_tokens=min_tokens,

@@ -3,6 +3,8 @@ chunks, embeds and stores them behind a durable job queue (see docs/service.md).
 
 ``fissure serve`` runs it; :func:`fissure.serve.app.create_app` builds the API;
 :class:`fissure.serve.queue.JobQueue` is the queue protocol and
-:class:`fissure.serve.sqlite_queue.SQLiteQueue` its embedded default. Needs the ``serve``
-extra (FastAPI, uvicorn, python-multipart, prometheus-client).
+:class:`fissure.serve.sqlite_queue.SQLiteQueue` its embedded default;
+:class:`fissure.serve.pg_queue.PostgresQueue` is the shared one (``--store postgresql://…``,
+the ``postgres`` extra). Needs the ``serve`` extra (FastAPI, uvicorn, python-multipart,
+prometheus-client).
 """

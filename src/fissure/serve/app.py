@@ -19,11 +19,11 @@ from starlette.concurrency import run_in_threadpool
 from fissure.errors import FissureError, InputError
 from fissure.serve.auth import Keys
 from fissure.serve.deps import Context, context
+from fissure.serve.queue import open_queue
 from fissure.serve.rpc import EngineClient, EngineUnavailable, RemoteError, address, engine_key
 from fissure.serve.schemas import Health
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
-from fissure.serve.sqlite_queue import SQLiteQueue
 from fissure.serve.uploads import Refused
 
 VERSION = "1"
@@ -42,13 +42,8 @@ def create_app(settings: ServiceSettings, keys: Keys, engine: EngineClient) -> F
     )
     app.state.ctx = Context(
         settings,
-        SQLiteQueue(
-            settings.store,
-            max_attempts=settings.max_attempts,
-            backoff_seconds=settings.backoff_seconds,
-            backoff_max_seconds=settings.backoff_max_seconds,
-        ),
-        Spool(settings.store / "spool"),
+        open_queue(settings),
+        Spool(settings.spool_folder),
         keys,
         engine,
     )

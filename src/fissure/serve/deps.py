@@ -16,11 +16,11 @@ from fissure.serve.auth import ANONYMOUS, Keys, Principal
 from fissure.serve.commits import GroupCommit
 from fissure.serve.engine import read_stamp
 from fissure.serve.jobs import Counts
+from fissure.serve.queue import JobQueue
 from fissure.serve.rpc import EngineClient, EngineUnavailable
 from fissure.serve.schemas import ErrorBody
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
-from fissure.serve.sqlite_queue import SQLiteQueue
 from fissure.serve.uploads import Refused
 
 COUNTS_TTL = 0.5
@@ -31,7 +31,7 @@ class Context:
     """What every request handler shares (no per-process state besides caches)."""
 
     settings: ServiceSettings
-    queue: SQLiteQueue
+    queue: JobQueue
     spool: Spool
     keys: Keys
     engine: EngineClient

@@ -56,29 +56,26 @@ class Engine:
         from fissure.embed import load_embedder
         from fissure.ingest import fingerprint
         from fissure.serve.metrics import Observed
+        from fissure.serve.queue import open_queue
         from fissure.serve.runner import Runner
         from fissure.serve.spaces import Spaces
         from fissure.serve.spool import Spool
-        from fissure.serve.sqlite_queue import SQLiteQueue
 
         s = settings
         self.settings = s
         self.embedder = Observed(load_embedder(s.embedder))
         self.stamp = fingerprint(s.chunk, self.embedder.model_id)
         self.spaces = Spaces(
-            s.store,
+            s.database or s.store,
             self.embedder,
             self.stamp,
             window_share=s.chunk.embed_window_share,
             embed_headings=s.chunk.embed_headings,
         )
-        self.queue = SQLiteQueue(
-            s.store,
-            max_attempts=s.max_attempts,
-            backoff_seconds=s.backoff_seconds,
-            backoff_max_seconds=s.backoff_max_seconds,
-        )
-        self.spool = Spool(s.store / "spool")
+        self.queue = open_queue(s)
+        self.spool = Spool(s.spool_folder)
+        # Stable across restarts (a restarted engine takes back its own leases at once), and
+        # one per service process: its own folder, on its own machine.
         self.worker = f"{socket.gethostname()}:{s.store.resolve()}"
         self.runner = Runner(self.queue, self.spool, self.spaces, s, self.worker)
 

@@ -1,9 +1,9 @@
 """The job queue protocol: everything the API and the workers need from a durable queue.
 
 The embedded default is :class:`~fissure.serve.sqlite_queue.SQLiteQueue` (SQLite in WAL
-mode in the store folder). A shared one (PostgreSQL, ``FOR UPDATE SKIP LOCKED``) implements
-the same methods; the contract tests (``tests/serve/test_queue_contract.py``) run against
-every implementation in their fixture list.
+mode in the store folder); the shared one is :class:`~fissure.serve.pg_queue.PostgresQueue`
+(PostgreSQL, ``FOR UPDATE SKIP LOCKED``), for many service processes on one database. The
+contract tests (``tests/serve/test_queue_contract.py``) run against both.
 
 Semantics every implementation keeps:
 
@@ -16,14 +16,17 @@ Semantics every implementation keeps:
 - ``complete``, ``fail`` and ``renew`` act only on jobs the worker still holds, so a
   worker that lost its lease cannot overwrite the job's new owner.
 - Every change of state appends an :class:`~fissure.serve.jobs.Event` in the same
-  transaction; events are numbered in commit order per queue.
+  transaction; within a namespace, events are numbered in commit order (a reader that
+  follows ``events(after=last seen)`` never skips one). SQLite's numbers are global,
+  PostgreSQL's per namespace; both are increasing within a namespace, which is all a
+  reader sees.
 - Nothing reads across namespaces: every read takes the namespace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fissure.serve.jobs import (
     Completion,
@@ -37,6 +40,9 @@ from fissure.serve.jobs import (
     Reason,
     Submitted,
 )
+
+if TYPE_CHECKING:
+    from fissure.serve.settings import ServiceSettings
 
 
 class JobQueue(Protocol):
@@ -126,3 +132,26 @@ class JobQueue(Protocol):
     def close(self) -> None:
         """Release connections."""
         ...
+
+
+def open_queue(settings: ServiceSettings) -> JobQueue:
+    """The queue ``settings`` name: PostgreSQL with ``database``, else SQLite in the store
+    folder.
+
+    Raises:
+        ConfigError: The SQLite file cannot be opened.
+        StoreError: The database cannot be reached.
+        MissingDependencyError: The database needs ``fissure[postgres]``.
+    """
+    options: dict[str, Any] = {
+        "max_attempts": settings.max_attempts,
+        "backoff_seconds": settings.backoff_seconds,
+        "backoff_max_seconds": settings.backoff_max_seconds,
+    }
+    if settings.database is not None:
+        from fissure.serve.pg_queue import PostgresQueue
+
+        return PostgresQueue(settings.database, **options)
+    from fissure.serve.sqlite_queue import SQLiteQueue
+
+    return SQLiteQueue(settings.store, **options)

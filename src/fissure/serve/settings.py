@@ -20,6 +20,7 @@ from fissure.errors import ConfigError
 from fissure.source.files import DEFAULT_MAX_BYTES
 
 SETTINGS_ENV = "FISSURE_SERVE_SETTINGS"
+_DATABASES = ("postgresql://", "postgres://")
 DAY = 86_400.0
 _POSITIVE_INTS = (
     "port",
@@ -60,7 +61,13 @@ class ServiceSettings:
     """How ``fissure serve`` runs; the docs' table of limits is this class.
 
     Attributes:
-        store: The store folder: manifest, Chroma, job queue and spool live here.
+        store: The store folder: manifest, Chroma, job queue and spool live here. With
+            ``database``, this process's own folder instead (engine lock and socket,
+            fingerprint, metrics): one per service process.
+        database: ``postgresql://…``: the job queue, manifest, dead letters, chunks and
+            vectors live in this database, shared by every service process that names it.
+        spool: The upload spool folder (default ``store/spool``); with ``database``, a
+            folder every service process shares (the same path on every machine).
         host: Address to listen on; anything but loopback needs API keys.
         port: TCP port.
         api_workers: uvicorn worker processes answering HTTP (all state is in the
@@ -101,6 +108,8 @@ class ServiceSettings:
     """
 
     store: Path = Path(".fissure/serve")
+    database: str | None = None
+    spool: Path | None = None
     host: str = "127.0.0.1"
     port: int = 8000
     api_workers: int = 1
@@ -148,8 +157,20 @@ class ServiceSettings:
             raise ConfigError(f"memory_mb must be at least 64 (or None), got {self.memory_mb}")
         if self.max_file_bytes > self.max_request_bytes:
             raise ConfigError("max_file_bytes must not exceed max_request_bytes")
+        if self.database is not None and not self.database.startswith(_DATABASES):
+            raise ConfigError(f"database must be a postgresql:// URL, got {self.database[:20]!r}")
+        if self.database is not None and self.spool is None:
+            raise ConfigError(
+                "a service on a database needs --spool DIR: a folder every "
+                "service process shares (the same path on every machine)"
+            )
         if not -20 <= self.engine_nice <= 19:
             raise ConfigError(f"engine_nice must be within -20..19, got {self.engine_nice}")
+
+    @property
+    def spool_folder(self) -> Path:
+        """Where uploaded bytes are spooled."""
+        return self.spool if self.spool is not None else self.store / "spool"
 
     @property
     def loopback(self) -> bool:
@@ -169,6 +190,7 @@ class ServiceSettings:
         if chunk.get("separators") is not None:
             chunk["separators"] = tuple(chunk["separators"])
         raw["store"] = Path(raw["store"])
+        raw["spool"] = Path(raw["spool"]) if raw.get("spool") else None
         raw["keys_file"] = Path(raw["keys_file"]) if raw.get("keys_file") else None
         raw["allowed_roots"] = tuple(Path(p) for p in raw.get("allowed_roots", ()))
         raw["plugins"] = tuple(raw.get("plugins", ()))

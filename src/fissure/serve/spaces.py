@@ -29,7 +29,7 @@ from fissure.ingest.workers import Outcome
 from fissure.ingest.writer import Writer
 from fissure.serve.jobs import DEFAULT_NAMESPACE, NAMESPACE
 from fissure.store.manifest import Failure, ManifestProtocol
-from fissure.store.open import close_store, open_store
+from fissure.store.open import close_store, is_database, open_store
 from fissure.store.protocol import Store
 
 log = logging.getLogger("fissure.serve")
@@ -52,7 +52,7 @@ class Spaces:
     """The namespaces' stores, opened on first use.
 
     Args:
-        folder: The store folder.
+        folder: The store folder, or a ``postgresql://…`` database.
         embedder: The service's embedder.
         stamp: The settings fingerprint.
         window_share: ``ChunkSettings.embed_window_share``.
@@ -61,7 +61,7 @@ class Spaces:
 
     def __init__(
         self,
-        folder: Path,
+        folder: str | Path,
         embedder: Embedder,
         stamp: str,
         *,
@@ -107,16 +107,23 @@ class Spaces:
         Raises:
             ConfigError: The default namespace cannot be used (the service cannot work).
         """
-        self.open(DEFAULT_NAMESPACE)
+        default = self.open(DEFAULT_NAMESPACE)
         names = [DEFAULT_NAMESPACE]
-        under = self.folder / "namespaces"
-        for path in sorted(under.iterdir()) if under.is_dir() else ():
-            if NAMESPACE.match(path.name):
+        if is_database(self.folder):
+            # Only namespaces with documents marked pending can hold half-written ones
+            # (of this engine or another that died); the rest open at their first job.
+            pending = getattr(default.manifest, "pending_namespaces", list)
+            others = [n for n in pending() if n != DEFAULT_NAMESPACE]
+        else:
+            under = Path(self.folder) / "namespaces"
+            others = sorted(p.name for p in under.iterdir()) if under.is_dir() else []
+        for name in others:
+            if NAMESPACE.match(name):
                 try:
-                    self.open(path.name)
-                    names.append(path.name)
+                    self.open(name)
+                    names.append(name)
                 except ConfigError as exc:
-                    log.warning("namespace %s cannot be used: %s", path.name, exc)
+                    log.warning("namespace %s cannot be used: %s", name, exc)
         return names
 
     def write(

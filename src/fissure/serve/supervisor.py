@@ -160,10 +160,10 @@ def serve(settings: ServiceSettings) -> None:
     )
     settings.store.mkdir(parents=True, exist_ok=True)
     from fissure.serve.engine import STAMP_FILE
-    from fissure.serve.sqlite_queue import SQLiteQueue
+    from fissure.serve.queue import open_queue
 
     (settings.store / STAMP_FILE).unlink(missing_ok=True)
-    SQLiteQueue(settings.store).close()  # the schema exists before any process opens it
+    open_queue(settings).close()  # the schema exists before any process opens it
     env = environment(settings)
     fatal: list[str] = []
     import uvicorn

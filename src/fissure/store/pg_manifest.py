@@ -59,6 +59,14 @@ class PostgresManifest:
         return [s for (s,) in self._read("SELECT source FROM fissure_pending WHERE "
                                          "namespace = %s ORDER BY source")]  # fmt: skip
 
+    def pending_namespaces(self) -> list[str]:
+        """Every namespace of the database with documents marked pending (a service engine
+        opens those at start, which redoes what a dead run left half-written)."""
+        with self.db.run() as conn:
+            rows = conn.execute("SELECT DISTINCT namespace FROM fissure_pending "
+                                "ORDER BY namespace").fetchall()  # fmt: skip
+        return [n for (n,) in rows]
+
     def claim_orphans(self) -> list[str]:
         """Pending documents that no live run holds, now held by this one."""
         claimed = []

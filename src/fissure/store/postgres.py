@@ -248,6 +248,16 @@ class PostgresStore:
             yield link, text, {"source": source, "start": start, "end": end,
                                "piece_id": piece, "chunk_id": chunk}  # fmt: skip
 
+    def source_items(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every stored ``(chunk_id, text, metadata)`` of one document, in chunk order."""
+        with self.db.run() as conn:
+            rows = conn.execute(
+                "SELECT chunk_id, text, metadata FROM fissure_chunks WHERE namespace = %s "
+                "AND source = %s ORDER BY (metadata->>'index')::int, chunk_id",
+                (self.namespace, source),
+            ).fetchall()
+        return [(i, t, dict(m)) for i, t, m in rows]
+
     def vectors(self) -> Iterator[tuple[str, np.ndarray]]:
         """Every stored ``(chunk_id, vector)``, by id."""
         for chunk_id, vector, _ in self._rows("fissure_chunks", "chunk_id, embedding"):
