@@ -95,6 +95,11 @@ class Store(Protocol):
     5. **Order**: by score, best first, at most ``k`` hits; equal scores by source key
        (:func:`~fissure.store.ranking.id_key` of the source), then ``start``, then the
        chunk id's key.
+    6. **``mode``** (:mod:`fissure.store.fusion`): ``dense`` is all of the above;
+       ``lexical`` ranks by BM25 over the chunks' words instead of cosine (``text`` is the
+       question; ``where``, collapse and order as above); ``hybrid`` fuses the two
+       rankings by reciprocal rank fusion. A store without a lexical index refuses the
+       other modes with a :class:`~fissure.errors.ConfigError` that says so.
     """
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
@@ -111,15 +116,18 @@ class Store(Protocol):
 
     def query(
         self,
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         k: int = 5,
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
         collapse: bool = True,
+        mode: str = "dense",
+        text: str | None = None,
     ) -> list[Hit]:
-        """The ``k`` best chunks for ``vector`` under ``where``, as the class docstring
-        defines them (exact scores, ``sub_weight`` blending, near-copies collapsed)."""
+        """The ``k`` best chunks for ``vector`` (and ``text``, in the lexical modes) under
+        ``where``, as the class docstring defines them (exact scores, ``sub_weight``
+        blending, near-copies collapsed, ``mode``)."""
         ...
 
     def count(self) -> int:
