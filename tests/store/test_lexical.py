@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -206,3 +207,30 @@ def test_the_index_refuses_another_tokenizer(tmp_path: Path) -> None:
     trigram = LexicalIndex(tmp_path / "x.sqlite3", "other", tokenizer="trigram")
     trigram.add(["a"], ["s"], ["ConnectionResetError raised"])
     assert [i for i, _ in trigram.search("reset")] == ["a"]
+
+
+def test_mode_through_the_cli(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fissure.cli import app
+
+    runner = CliRunner()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "net.py").write_text("def retry_on_ECONNRESET(sock):\n    return sock.reopen()\n")
+    (docs / "bread.md").write_text("# Bread\n\nKnead the dough and let it rise.\n")
+    store = str(tmp_path / "s")
+    out = runner.invoke(app, ["ingest", str(docs), "--store", store, "--embedder", "hashing",
+                              "--workers", "1"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    for mode in ("dense", "lexical", "hybrid"):
+        out = runner.invoke(app, ["query", "ECONNRESET", "--store", store, "--mode", mode,
+                                  "--json", "-k", "2"])  # fmt: skip
+        assert out.exit_code == 0, out.output
+        answer = json.loads(out.stdout)
+        assert answer["mode"] == mode and answer["hits"]
+        if mode != "dense":
+            assert answer["hits"][0]["source"].endswith("net.py")
+    out = runner.invoke(app, ["query", "x", "--store", store, "--mode", "sparse"])
+    assert out.exit_code == 2 and "--mode must be one of" in out.output
+    assert "--mode" in runner.invoke(app, ["query", "--help"]).output

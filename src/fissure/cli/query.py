@@ -12,6 +12,7 @@ import typer
 from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
+from fissure.store.fusion import DEFAULT_MODE, MODES
 
 
 def query(
@@ -56,16 +57,26 @@ def query(
             "digits in one document), not only the best of each group."
         ),
     ] = False,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode", help="dense: cosine of the embeddings; lexical: BM25 over the chunks' "
+            "words (finds identifiers, error codes, rare terms; no embedder is loaded); "
+            "hybrid: both rankings fused (reciprocal rank fusion). Folder stores only."
+        ),
+    ] = DEFAULT_MODE,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
 
-    Every chunk is scored exactly up to a million chunks (docs/store.md).
+    Every chunk is scored exactly up to a million chunks (docs/store.md). The score is
+    the cosine (--mode dense), BM25 (lexical) or the fused rank score (hybrid).
 
     Exit status: 0 answered (even with no hits), 2 an error (no store, bad option …).
     """
-    from fissure.embed import load_embedder
     from fissure.store.open import close_store
 
+    if mode not in MODES:
+        fail(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     if k < 1:
         fail("-k must be at least 1")
     if sub_weight is not None and not 0 <= sub_weight <= 1:
@@ -74,28 +85,22 @@ def query(
     asked = _asked(text, queries)
     found, manifest = open_existing(store)
     try:
-        try:
-            spec = embedder or _embedder_of(manifest)
-            built_with = manifest.get_meta("model")
-        finally:
-            manifest.close()
-        model = load_embedder(spec)
-        if built_with and built_with != model.model_id:
-            fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
+        vectors = _vectors(asked, manifest, embedder, mode)
         pieces = getattr(found, "count_pieces", lambda: 1)
         if sub_weight is not None and found.count() and not pieces():
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
-        vectors = model.embed(asked)
-        answers = [found.query(v, k, filters, sub_weight=sub_weight, collapse=not all_copies)
-                   for v in vectors]  # fmt: skip
+        answers = [found.query(v, k, filters, sub_weight=sub_weight, collapse=not all_copies,
+                               mode=mode, text=q)
+                   for q, v in zip(asked, vectors, strict=True)]  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     finally:
         close_store(found)
     if as_json or queries is not None:
         for question, got in zip(asked, answers, strict=True):
-            line = {"query": question, "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}
+            line = {"query": question, "mode": mode,
+                    "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}  # fmt: skip
             typer.echo(json.dumps(line, ensure_ascii=False))
         return
     hits = answers[0]
@@ -110,6 +115,24 @@ def query(
         more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
         typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
+
+
+def _vectors(asked: list[str], manifest: Any, embedder: str | None, mode: str) -> list[Any]:
+    """The questions' vectors, from the embedder the store was built with (closes the
+    manifest); ``None`` each in lexical mode, which needs no embedder."""
+    from fissure.embed import load_embedder
+
+    try:
+        spec = embedder or _embedder_of(manifest)
+        built_with = manifest.get_meta("model")
+    finally:
+        manifest.close()
+    if mode == "lexical":
+        return [None] * len(asked)
+    model = load_embedder(spec)
+    if built_with and built_with != model.model_id:
+        fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
+    return list(model.embed(asked))
 
 
 def _asked(text: str | None, queries: Path | None) -> list[str]:
