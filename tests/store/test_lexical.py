@@ -234,3 +234,33 @@ def test_mode_through_the_cli(tmp_path: Path) -> None:
     out = runner.invoke(app, ["query", "x", "--store", store, "--mode", "sparse"])
     assert out.exit_code == 2 and "--mode must be one of" in out.output
     assert "--mode" in runner.invoke(app, ["query", "--help"]).output
+
+
+@pytest.mark.slow
+def test_lexical_finds_an_identifier_that_dense_misses_in_a_real_file(tmp_path: Path) -> None:
+    """The standard library's textwrap.py, fissure's defaults, MiniLM: asked for
+    ``_split_chunks``, the dense top 3 holds other methods of the same class; BM25 puts
+    the method's own chunk first, and hybrid keeps it in its top 3."""
+    import sysconfig
+
+    from fissure.config import ChunkSettings
+    from fissure.embed import load_embedder
+    from fissure.ingest import Options, ingest, open_source
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    original = Path(sysconfig.get_paths()["stdlib"]) / "textwrap.py"
+    (docs / "textwrap.py").write_bytes(original.read_bytes())
+    model = load_embedder("minilm")
+    options = Options(settings=ChunkSettings(), workers=1, timeout=600, progress=False)
+    ingest(open_source(str(docs)), tmp_path / "s", model, options)
+    store = ChromaStore(tmp_path / "s" / "chroma")
+    question = "_split_chunks"
+    vector = model.embed([question])[0]
+
+    def holds(hits: list) -> bool:
+        return any("def _split_chunks(" in h.text for h in hits)
+
+    assert not holds(store.query(vector, 3))
+    assert holds(store.query(None, 1, mode="lexical", text=question))
+    assert holds(store.query(vector, 3, mode="hybrid", text=question))
