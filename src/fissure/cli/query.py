@@ -13,6 +13,7 @@ from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 from fissure.store.fusion import DEFAULT_MODE, MODES
+from fissure.store.open import is_database
 
 
 def query(
@@ -58,13 +59,14 @@ def query(
         ),
     ] = False,
     mode: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--mode", help="dense: cosine of the embeddings; lexical: BM25 over the chunks' "
             "words (finds identifiers, error codes, rare terms; no embedder is loaded); "
-            "hybrid: both rankings fused (reciprocal rank fusion). Folder stores only."
+            f"hybrid: both rankings fused (reciprocal rank fusion). Default: {DEFAULT_MODE} "
+            "for a folder store, dense for postgresql:// (no lexical index there)."
         ),
-    ] = DEFAULT_MODE,
+    ] = None,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
 
@@ -75,6 +77,8 @@ def query(
     """
     from fissure.store.open import close_store
 
+    if mode is None:
+        mode = "dense" if is_database(store) else DEFAULT_MODE
     if mode not in MODES:
         fail(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     if k < 1:

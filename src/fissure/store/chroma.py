@@ -173,7 +173,7 @@ class ChromaStore:
         sub_weight: float | None = None,
         collapse: bool = True,
         search: str = "auto",
-        mode: str = "dense",
+        mode: str | None = None,
         text: str | None = None,
         fusion: Fusion | None = None,
     ) -> list[Hit]:
@@ -188,7 +188,9 @@ class ChromaStore:
             collapse: Return one chunk of each group of near-copies (the best).
             search: ``auto`` (exact up to ``exact_max`` chunks), ``exact`` or ``index``.
             mode: ``dense`` (cosine), ``lexical`` (BM25; ``Hit.score`` is BM25) or
-                ``hybrid`` (both, rank-fused; ``Hit.score`` is the fused score).
+                ``hybrid`` (both, rank-fused; ``Hit.score`` is the fused score);
+                ``None``: :data:`~fissure.store.fusion.DEFAULT_MODE` when ``text`` is
+                given, else ``dense``.
             text: The question's text: what the lexical side looks for.
             fusion: How ``hybrid`` fuses (default :class:`~fissure.store.fusion.Fusion`).
 
@@ -202,7 +204,8 @@ class ChromaStore:
             raise ConfigError(f"sub_weight must be within 0..1, got {sub_weight!r}")
         if search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
-        if check_mode(mode) != "dense" and not (text and text.strip()):
+        mode = check_mode(mode, text)
+        if mode != "dense" and not (text and text.strip()):
             raise ConfigError(f"mode {mode} needs the question's text (text=...)")
         if vector is None and mode != "lexical":
             raise ConfigError(f"mode {mode} needs a query vector")

@@ -52,12 +52,15 @@ class Fusion:
         return max(DEPTH_MIN, DEPTH_PER_HIT * k)
 
 
-def check_mode(mode: str) -> str:
-    """``mode`` when it is a retrieval mode.
+def check_mode(mode: str | None, text: str | None = None) -> str:
+    """``mode`` when it is a retrieval mode; ``None`` is :data:`DEFAULT_MODE` when there
+    is a question's ``text`` to look for, else ``dense`` (a vector alone is dense).
 
     Raises:
         ConfigError: It is not one of :data:`MODES`.
     """
+    if mode is None:
+        return DEFAULT_MODE if text and text.strip() else "dense"
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     return mode

@@ -144,7 +144,7 @@ class PostgresStore:
         *,
         sub_weight: float | None = None,
         collapse: bool = True,
-        mode: str = "dense",
+        mode: str | None = None,
         text: str | None = None,
     ) -> list[Hit]:
         """The ``k`` nearest chunks; ``where`` is equality on metadata keys (all must hold).
@@ -161,7 +161,7 @@ class PostgresStore:
             ConfigError: ``sub_weight`` is not within 0..1, ``where`` holds a value that
                 is not a string, number or boolean, or ``mode`` is not ``dense``.
         """
-        if check_mode(mode) != "dense":
+        if check_mode(mode or "dense") != "dense":  # None: dense, the one mode here
             raise ConfigError(f"mode {mode} needs the lexical index of the embedded store (a "
                               "folder for --store); a postgresql:// store answers mode dense "
                               "only")  # fmt: skip

@@ -98,8 +98,10 @@ class Store(Protocol):
     6. **``mode``** (:mod:`fissure.store.fusion`): ``dense`` is all of the above;
        ``lexical`` ranks by BM25 over the chunks' words instead of cosine (``text`` is the
        question; ``where``, collapse and order as above); ``hybrid`` fuses the two
-       rankings by reciprocal rank fusion. A store without a lexical index refuses the
-       other modes with a :class:`~fissure.errors.ConfigError` that says so.
+       rankings by reciprocal rank fusion. ``None`` is the store's default: with a
+       ``text``, :data:`fissure.store.fusion.DEFAULT_MODE`; without, ``dense``. A store
+       without a lexical index answers ``None`` with ``dense`` and refuses the other
+       modes with a :class:`~fissure.errors.ConfigError` that says so.
     """
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
@@ -122,7 +124,7 @@ class Store(Protocol):
         *,
         sub_weight: float | None = None,
         collapse: bool = True,
-        mode: str = "dense",
+        mode: str | None = None,
         text: str | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``vector`` (and ``text``, in the lexical modes) under
