@@ -19,9 +19,10 @@ from fissure.store.fusion import Fusion, hybrid_scores
 
 def test_mode_options_are_parsed_and_checked() -> None:
     plain = parse_strategy("recursive:12")
-    assert (plain.mode, plain.fusion, plain.lexer) == ("dense", Fusion(), "words")
-    tuned = parse_strategy("recursive:12+mode=hybrid+rrf=10+lexw=0.3+lexer=trigram")
-    assert (tuned.mode, tuned.fusion, tuned.lexer) == ("hybrid", Fusion(10, 0.3), "trigram")
+    assert (plain.mode, plain.fusion, plain.lexer) == ("dense", Fusion(), "trigram")
+    assert Fusion() == Fusion(5, 0.4)  # the store's defaults, chosen held out
+    tuned = parse_strategy("recursive:12+mode=hybrid+rrf=10+lexw=0.3+lexer=words")
+    assert (tuned.mode, tuned.fusion, tuned.lexer) == ("hybrid", Fusion(10, 0.3), "words")
     for bad in ("recursive:12+mode=sparse", "recursive:12+rrf=10",
                 "recursive:12+mode=hybrid+lexw=2", "recursive:12+mode=lexical+lexer=porter"):
         with pytest.raises(ConfigError):

@@ -44,7 +44,9 @@ def test_identifier_parts_and_query_words() -> None:
     assert parts("HTTPServerError") == ["http", "server", "error"]
     assert parts("Größe") == [] and parts("x") == []
     assert terms("call os.path.join(parse_args) now") == "parse args"
-    assert match_expression("What is the parse_args of it?") == '"parse_args" OR "parse" OR "args"'
+    words = match_expression("What is the parse_args of it?", "words")
+    assert words == '"parse_args" OR "parse" OR "args"'
+    assert match_expression("What is the parse_args of it?", "trigram") == '"parse_args"'
     assert match_expression("what is the") is None
 
 
@@ -201,12 +203,24 @@ def test_an_older_store_gets_its_index_on_first_query(tmp_path: Path) -> None:
 
 
 def test_the_index_refuses_another_tokenizer(tmp_path: Path) -> None:
-    LexicalIndex(tmp_path / "x.sqlite3").close()
+    LexicalIndex(tmp_path / "x.sqlite3", tokenizer="words").close()
     with pytest.raises(ConfigError, match="words"):
         LexicalIndex(tmp_path / "x.sqlite3", tokenizer="trigram")
     trigram = LexicalIndex(tmp_path / "x.sqlite3", "other", tokenizer="trigram")
     trigram.add(["a"], ["s"], ["ConnectionResetError raised"])
     assert [i for i, _ in trigram.search("reset")] == ["a"]
+
+
+def test_a_store_rebuilds_its_index_for_another_tokenizer(tmp_path: Path) -> None:
+    store, _ = _store(tmp_path)
+    folder = store.folder
+    for lexer in ("words", "trigram", "words"):
+        again = ChromaStore(folder, lexer=lexer)
+        hits = again.query(None, 1, mode="lexical", text="load_widget_config")
+        assert "load_widget_config" in hits[0].text
+        assert again.lexical().tokenizer == lexer
+        assert again.lexical().records() == {i: (m["source"], t) for i, t, m in again.items()}
+        again.lexical().close()
 
 
 def test_mode_through_the_cli(tmp_path: Path) -> None:
@@ -231,6 +245,8 @@ def test_mode_through_the_cli(tmp_path: Path) -> None:
         assert answer["mode"] == mode and answer["hits"]
         if mode != "dense":
             assert answer["hits"][0]["source"].endswith("net.py")
+    out = runner.invoke(app, ["query", "ECONNRESET", "--store", store, "--json"])
+    assert json.loads(out.stdout)["mode"] == "hybrid"  # the default, chosen held out
     out = runner.invoke(app, ["query", "x", "--store", store, "--mode", "sparse"])
     assert out.exit_code == 2 and "--mode must be one of" in out.output
     assert "--mode" in runner.invoke(app, ["query", "--help"]).output

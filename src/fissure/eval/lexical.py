@@ -13,13 +13,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from fissure.store.fusion import Fusion, hybrid_scores
-from fissure.store.lexical import LexicalIndex
+from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex
 
 OUT = -np.inf  # no lexical match, or left out of the index
 
 
 def lexical_scores(
-    texts: Sequence[str], questions: Sequence[str], tokenizer: str = "words",
+    texts: Sequence[str], questions: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER,
     hidden: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
     """Question × chunk BM25 scores (:data:`OUT` where a chunk shares no word with the

@@ -45,9 +45,11 @@ Options (``+`` separated, any order):
   Any strategy.
 * ``mode=lexical`` / ``mode=hybrid``: the retrieval mode (:mod:`fissure.eval.lexical`):
   BM25 over the chunk texts in the store's own lexical index, or its weighted reciprocal
-  rank fusion with the dense ranking, ``rrf=C`` the rank constant (default 60) and
-  ``lexw=W`` the lexical list's weight (default 0.5); ``lexer=trigram`` indexes character
-  trigrams instead of words. Any strategy.
+  rank fusion with the dense ranking, ``rrf=C`` the rank constant (default 5) and
+  ``lexw=W`` the lexical list's weight (default 0.4); ``lexer=words`` indexes words and
+  identifier parts instead of character trigrams. Any strategy. These defaults are the
+  store's (``fissure query``'s default mode is ``hybrid``); a spec without ``mode=`` is
+  dense.
 * ``tok=NAME``: count a fissure strategy's sizes in this tokenizer instead of cl100k_base
   (``structural:254+tok=minilm`` is ``fissure ingest``'s default chunking).
 * ``min=N`` (fissure ``min_tokens``), ``bp=X`` (``breakpoint_amount``), ``breakpoint=NAME``,
@@ -114,7 +116,7 @@ class Strategy:
     dedup: bool = False
     mode: str = "dense"
     fusion: Fusion = Fusion()
-    lexer: str = "words"
+    lexer: str = "trigram"
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,17 +349,19 @@ def parse_strategy(text: str, embedder: Embedder | None = None) -> Strategy:
 def _retrieval(spec: Spec) -> tuple[str, Fusion, str]:
     """The retrieval mode, fusion and lexical tokenizer (``+mode=``, ``+rrf=``, ``+lexw=``,
     ``+lexer=``)."""
-    from fissure.store.lexical import TOKENIZERS
+    from fissure.store.fusion import LEXICAL_WEIGHT, RRF_CONSTANT
+    from fissure.store.lexical import DEFAULT_TOKENIZER, TOKENIZERS
 
     mode = check_mode(spec.options.get("mode", "dense"))
     constant, weight = spec.number("rrf", float), spec.number("lexw", float)
-    lexer = spec.options.get("lexer", "words")
+    lexer = spec.options.get("lexer", DEFAULT_TOKENIZER)
     if mode == "dense" and (constant is not None or weight is not None or "lexer" in spec.options):
         raise ConfigError(f"strategy {spec.text!r}: rrf=, lexw= and lexer= need mode=hybrid "
                           "or mode=lexical")  # fmt: skip
     if lexer not in TOKENIZERS:
         raise ConfigError(f"strategy {spec.text!r}: lexer= is one of {', '.join(TOKENIZERS)}")
-    fusion = Fusion(60.0 if constant is None else constant, 0.5 if weight is None else weight)
+    fusion = Fusion(RRF_CONSTANT if constant is None else constant,
+                    LEXICAL_WEIGHT if weight is None else weight)  # fmt: skip
     return mode, fusion, lexer
 
 

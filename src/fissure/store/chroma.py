@@ -30,8 +30,8 @@ import numpy as np
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.exact import Batch, Rows, VectorFile, memory_rows
 from fissure.store.fusion import Fusion, check_mode
+from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex
 from fissure.store.lexical import FILENAME as LEXICAL
-from fissure.store.lexical import LexicalIndex
 from fissure.store.protocol import Hit, Piece
 from fissure.store.ranking import id_keys, text_keys, unit, unit_rows
 from fissure.store.search import SEARCHES, Plan, Search
@@ -60,6 +60,9 @@ class ChromaStore:
         collection: Collection name.
         exact_max: Chunks up to which queries scan every vector (default
             :data:`EXACT_MAX`; ``0`` always uses the index).
+        lexer: The lexical index's tokenizer (default
+            :data:`fissure.store.lexical.DEFAULT_TOKENIZER`); an index built with another
+            is rebuilt from Chroma's texts on the next lexical or hybrid query.
 
     Raises:
         MissingDependencyError: chromadb is not installed.
@@ -67,7 +70,8 @@ class ChromaStore:
     """
 
     def __init__(
-        self, folder: str | Path, collection: str = COLLECTION, *, exact_max: int | None = None
+        self, folder: str | Path, collection: str = COLLECTION, *, exact_max: int | None = None,
+        lexer: str = DEFAULT_TOKENIZER,
     ) -> None:
         try:
             import chromadb
@@ -97,6 +101,7 @@ class ChromaStore:
         self._fallback: dict[str, Rows] = {}
         self._name = collection
         self._lexical: LexicalIndex | None = None
+        self._lexer = lexer
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         """Add or replace chunks; ids are the chunks' content-addressed ``chunk_id``."""
@@ -232,11 +237,12 @@ class ChromaStore:
     def _open_lexical(self) -> LexicalIndex:
         if self._lexical is None:
             try:
-                self._lexical = LexicalIndex(self.folder / LEXICAL, self._name)
+                self._lexical = LexicalIndex(self.folder / LEXICAL, self._name, self._lexer,
+                                             reset=True)  # fmt: skip
             except ConfigError:
                 if self.folder.joinpath(LEXICAL).exists() or os.access(self.folder, os.W_OK):
                     raise
-                self._lexical = LexicalIndex(":memory:", self._name)
+                self._lexical = LexicalIndex(":memory:", self._name, self._lexer)
         return self._lexical
 
     def lexical_search(self, text: str, limit: int | None) -> list[tuple[str, float]]:

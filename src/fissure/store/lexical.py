@@ -10,8 +10,13 @@ words, which finds them.
 every compound identifier (``parse_args`` → ``parse args``, ``ConnectionResetError`` →
 ``connection reset error``, ``utf8`` → ``utf 8``), so a question that spells the words
 finds the name and a question that spells the name finds it whole (a rare token, so a high
-BM25 weight). Dotted names (``os.path.join``) split on the dots anyway. ``trigram``
-(substrings of three characters) is the other tokenizer, kept for measurement.
+BM25 weight). Dotted names (``os.path.join``) split on the dots anyway.
+
+``trigram`` (FTS5's tokenizer of all three-character substrings, case-folded) is the
+default: a question's word then matches inside any longer name (``sum`` in ``fsum``,
+``chunk`` in ``_split_chunks``). Held out, the two are level on Chroma's benchmark and
+trigrams are ahead on the code lookup (``bench/results/eval-hybrid.md``); the index is
+larger (the costs are there too). Words shorter than three characters are not looked for.
 
 **Queries** are the OR of the question's words (and their parts), less a short list of
 English function words: those would match nearly every chunk, cost time and add nothing
@@ -35,7 +40,7 @@ from fissure.errors import ConfigError
 
 FILENAME = "fissure-lexical.sqlite3"
 TOKENIZERS = {"words": "unicode61 tokenchars '_'", "trigram": "trigram"}
-DEFAULT_TOKENIZER = "words"
+DEFAULT_TOKENIZER = "trigram"  # held out, level on prose and ahead on code (eval-hybrid.md)
 _WORD = re.compile(r"\w+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -87,14 +92,16 @@ class LexicalIndex:
         path: The SQLite file, or ``":memory:"``.
         name: The collection's name (tables ``<name>_rows`` and ``<name>_fts``).
         tokenizer: ``words`` (unicode61, ``_`` kept, identifier parts) or ``trigram``.
+        reset: When the tables were built with another tokenizer, drop them (empty again,
+            for the caller to refill) instead of refusing.
 
     Raises:
         ConfigError: The name or tokenizer is unknown, the file cannot be opened, or it
-            was built with another tokenizer.
+            was built with another tokenizer (without ``reset``).
     """
 
     def __init__(self, path: str | Path, name: str = "fissure",
-                 tokenizer: str = DEFAULT_TOKENIZER) -> None:  # fmt: skip
+                 tokenizer: str = DEFAULT_TOKENIZER, reset: bool = False) -> None:  # fmt: skip
         if tokenizer not in TOKENIZERS:
             raise ConfigError(f"lexical tokenizer must be one of {', '.join(TOKENIZERS)}, "
                               f"got {tokenizer!r}")  # fmt: skip
@@ -107,11 +114,11 @@ class LexicalIndex:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-            self._create()
+            self._create(reset)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the lexical index {self.path}: {exc}") from exc
 
-    def _create(self) -> None:
+    def _create(self, reset: bool) -> None:
         conn = self._conn
         if self.path != ":memory:":
             conn.execute("PRAGMA journal_mode=WAL")
@@ -123,7 +130,12 @@ class LexicalIndex:
                          (self.name, self.tokenizer))  # fmt: skip
             built = conn.execute("SELECT tokenizer FROM lexical_meta WHERE name = ?",
                                  (self.name,)).fetchone()[0]  # fmt: skip
-            if built != self.tokenizer:
+            if built != self.tokenizer and reset:
+                conn.execute(f"DROP TABLE IF EXISTS {self._fts}")
+                conn.execute(f"DROP TABLE IF EXISTS {self._rows}")
+                conn.execute("UPDATE lexical_meta SET tokenizer = ? WHERE name = ?",
+                             (self.tokenizer, self.name))  # fmt: skip
+            elif built != self.tokenizer:
                 raise ConfigError(f"the lexical index {self.path} was built with the "
                                   f"{built} tokenizer; open it with that one")  # fmt: skip
             conn.execute(f"CREATE TABLE IF NOT EXISTS {self._rows} (rowid INTEGER PRIMARY "
