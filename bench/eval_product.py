@@ -35,7 +35,7 @@ def settings_from(args: argparse.Namespace) -> ChunkSettings:
         strategy=args.strategy,
         max_tokens=args.max_tokens,
         min_tokens=args.min_tokens,
-        tokenizer="cl100k_base",
+        tokenizer=args.tokenizer,
         embedder=args.embedder,
         embed_window_tokens=args.window,
         embed_window_share=args.share,
@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--strategy", default="semantic")
     parser.add_argument("--max-tokens", type=int, default=140)
     parser.add_argument("--min-tokens", type=int, default=50)
+    parser.add_argument("--tokenizer", default="cl100k_base",
+                        help="what --max-tokens counts (minilm: fissure's default)")  # fmt: skip
     parser.add_argument("--embedder", default="minilm", help="for queries, vectors and cuts")
     parser.add_argument("--window", type=int, default=254, help="embed_window_tokens (0: off)")
     parser.add_argument("--share", type=float, default=0.8)
