@@ -179,8 +179,12 @@ def report(results: dict[str, Any], command: str, smoke: bool) -> str:
     e2e = results.get("e2e")
     if e2e:
         local, ray_ = e2e["local"], e2e["ray"]
-        lines += ["## End to end on one node (MiniLM, Chroma folder)", "",
-                  "| engine | docs | chunks | wall s | chunks/s |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            "## End to end on one node (MiniLM, Chroma folder)",
+            "",
+            "| engine | docs | chunks | wall s | chunks/s |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for name, r in (("local (1 worker + embedding thread)", local),
                         ("ray (1 parse actor + 1 embedding actor)", ray_)):  # fmt: skip
             lines.append(f"| {name} | {r['docs']} | {r['chunks']} | {r['wall']:.1f} | "

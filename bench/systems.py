@@ -44,12 +44,20 @@ class Group:
 GROUPS = (
     Group("chars", f"{CHARS_BUDGET} characters", "chars", CHARS_BUDGET, PEER_CHARS, "chars"),
     Group(
-        "tokens", f"{TOKENS_BUDGET} {ENCODING} tokens", "tokens", TOKENS_BUDGET, PEER_TOKENS,
+        "tokens",
+        f"{TOKENS_BUDGET} {ENCODING} tokens",
+        "tokens",
+        TOKENS_BUDGET,
+        PEER_TOKENS,
         ENCODING,
     ),
     Group(
-        "minilm", f"{MINILM_BUDGET} all-MiniLM-L6-v2 tokens (the default model)", "tokens",
-        MINILM_BUDGET, PEER_MINILM, "minilm",
+        "minilm",
+        f"{MINILM_BUDGET} all-MiniLM-L6-v2 tokens (the default model)",
+        "tokens",
+        MINILM_BUDGET,
+        PEER_MINILM,
+        "minilm",
     ),
 )
 

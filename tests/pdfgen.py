@@ -18,7 +18,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 
-from tests.corpus.make_binary import serialise
+from tests.corpus.make_binary import write_pdf
 
 FONTS = {
     "regular": "Helvetica",
@@ -159,7 +159,7 @@ class Pdf:
         objects[1] = catalog + b" >>"
         kids = b" ".join(b"%d 0 R" % p for p in page_ids)
         objects[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(page_ids))
-        return serialise(objects)
+        return write_pdf(objects)
 
 
 def _outline(marks: list[_Mark], root: int, page_ids: list[int]) -> dict[int, bytes]:

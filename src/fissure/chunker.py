@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from fissure import limits as bounds
 from fissure.config import ChunkSettings
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError, InputError
+from fissure.limits import Limits
 from fissure.size import Ruler, Sizer, as_sizer
 from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
@@ -29,6 +32,10 @@ try:  # the compiled loop for documents without a Block tree (see _chunks.pyx)
     _build_plain = _chunks.build_plain
 except ImportError:  # built without a C compiler: the loop below does it
     _build_plain = None
+
+
+# Texts shorter than this are split without the memory cap (see trace_document).
+_GUARD_CHARS = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,13 @@ class Chunker:
         sizer: A ready :class:`~fissure.size.Sizer` to use instead of ``settings.tokenizer``.
         embedder: For ``semantic``/``hybrid``: a ready embedder, or a spec string that
             replaces ``settings.embedder`` (the keyword is shared with that setting).
+        limits: Bounds on each document (:class:`~fissure.limits.Limits`): here the
+            memory cap (growth of this process while a document is parsed and split,
+            4096 MiB by default; ``Limits(memory_mb=None)`` for none; a text under 256 K
+            characters is split without it, as it needs little) and the inflate limit of
+            compressed formats. A breach raises
+            :class:`~fissure.errors.LimitError`. The time limit needs a worker process:
+            ``fissure chunk`` and ``fissure ingest`` enforce it.
 
     Raises:
         ConfigError: The settings cannot work (the message says how to fix them).
@@ -66,8 +80,10 @@ class Chunker:
         *,
         sizer: Sizer | None = None,
         embedder: Embedder | str | None = None,
+        limits: Limits | None = None,
         **fields: Any,
     ) -> None:
+        self.limits = limits or bounds.DEFAULT_LIMITS
         if isinstance(embedder, str):
             fields["embedder"], embedder = embedder, None
         base = settings or ChunkSettings()
@@ -78,11 +94,7 @@ class Chunker:
             from fissure.embed import load_embedder
 
             self.embedder = load_embedder(self.settings.embedder)
-        if self.settings.budget < self.sizer.min_budget:
-            raise ConfigError(
-                f"max_tokens={self.settings.budget} is too small for {self.sizer.name}: one "
-                f"character can take {self.sizer.min_budget} tokens; use at least that"
-            )
+        check_budget(self.settings, self.sizer)
 
     def chunk(self, text: str, *, source: str = "<text>") -> list[Chunk]:
         """Chunk a string of text.
@@ -107,11 +119,27 @@ class Chunker:
         ``hybrid``: atoms, distances, threshold), e.g. to visualise it."""
         if _blank(document.text):
             return Traced([], None)
-        ruler = Ruler(document.text, self.sizer)
-        blocks = document.blocks if self.settings.strategy in ("structural", "hybrid") else ()
-        reserve = self._reserve(document)
-        split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
-        return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+        # Splitting takes memory in proportion to the text: a short one needs no cap (and
+        # setting one costs more than chunking it).
+        small = len(document.text) < _GUARD_CHARS
+        with contextlib.nullcontext() if small else self.guarded(document.source):
+            ruler = Ruler(document.text, self.sizer)
+            strategy = self.settings.strategy
+            blocks = document.blocks if strategy in ("structural", "hybrid") else ()
+            reserve = self._reserve(document)
+            split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
+            return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+
+    @contextlib.contextmanager
+    def guarded(self, source: str) -> Iterator[None]:
+        """Run the block under this chunker's limits: the memory cap and the limits that
+        parsers read (:func:`fissure.limits.current`); a breach raises
+        :class:`~fissure.errors.LimitError`."""
+        with (
+            bounds.using(self.limits),
+            bounds.memory_cap(self.limits.memory_mb, source, flag="Limits(memory_mb=…)"),
+        ):
+            yield
 
     def _reserve(self, document: Document) -> Callable[[int], int] | None:
         """Tokens that a chunk starting at a position must leave for its context: the
@@ -164,8 +192,14 @@ class Chunker:
         return split_spans(self.settings, Ruler(text, self.sizer), (), self.embedder).spans
 
     def chunk_file(self, path: str | os.PathLike[str], *, mime: str | None = None) -> list[Chunk]:
-        """Read, detect, parse and chunk a file (``mime`` overrides detection)."""
-        return self.chunk_document(load_document(path, mime=mime))
+        """Read, detect, parse and chunk a file (``mime`` overrides detection).
+
+        Raises:
+            InputError: The file cannot be read, or is binary with no parser.
+            LimitError: The file went past this chunker's ``limits``.
+        """
+        with self.guarded(str(path)):
+            return self.chunk_document(load_document(path, mime=mime))
 
     def _build(
         self,
@@ -238,6 +272,16 @@ class Chunker:
         return chunks
 
 
+def check_budget(settings: ChunkSettings, sizer: Sizer) -> None:
+    """Raise :class:`ConfigError` when ``settings`` budget is too small for ``sizer`` (the
+    check :class:`Chunker` makes when it is built)."""
+    if settings.budget < sizer.min_budget:
+        raise ConfigError(
+            f"max_tokens={settings.budget} is too small for {sizer.name}: one "
+            f"character can take {sizer.min_budget} tokens; use at least that"
+        )
+
+
 def _blank(text: str) -> bool:
     """Whether ``text`` has nothing but whitespace (without copying it, as strip would)."""
     return not text or text.isspace()
@@ -253,6 +297,12 @@ _Place = tuple[tuple[str, ...], str | None, int | None, int | None, str | None, 
 
 class _Placer:
     """Where a chunk sits in the Block tree: breadcrumb, entity, page, cell, context.
+
+    Every chunk carries these, so each is bounded (:mod:`fissure.limits`): a title to
+    ``MAX_HEADING_CHARS``, the breadcrumb to ``MAX_HEADINGS`` titles, an entity name to
+    ``MAX_ENTITY_CHARS``; one chunk's metadata stays a few KB whatever the document holds
+    (a JSON document with 30 levels of 10 KB keys would otherwise copy 300 KB onto each of
+    its chunks). Chunks in the same block share one breadcrumb.
 
     With ``tables``, a chunk that starts inside a table after its header row gets the
     breadcrumb and that row as its context, which must then be embedded (``pinned``).
@@ -270,27 +320,39 @@ class _Placer:
         self.name = name
         self.tables = tables
         self.starts_of: dict[int, list[int]] = {}
+        self.places: dict[int, tuple[tuple[str, ...], str | None, str | None]] = {}
 
     def __call__(self, start: int, end: int, meta: dict[str, Any]) -> _Place:
         if not self.blocks:
             return (), None, None, None, self.name, False
         trail = _trail(self.text, self.blocks, start, end, self.starts_of)
-        headings = tuple(b.title for b in trail if b.title and b.kind != "heading")
-        if trail:
-            meta["block"] = trail[-1].kind
-            meta.update({k: v for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS})
-        context = " › ".join(x for x in (self.name, *headings) if x) or None
+        if not trail:
+            return (), None, None, None, self.name, False
+        innermost = trail[-1]
+        place = self.places.get(id(innermost))
+        if place is None:
+            place = self.places[id(innermost)] = self._place(trail)
+        headings, entity, context = place
+        meta["block"] = innermost.kind
+        meta.update({k: _short(v, bounds.MAX_META_CHARS)
+                     for k, v in innermost.metadata.items() if k in _BLOCK_KEYS})  # fmt: skip
         header = self._header(trail, start)
         if header:
             context = f"{context}\n{header}" if context else header
-        return (
-            headings,
-            _inherited(trail, "entity"),
-            _inherited(trail, "page"),
-            _inherited(trail, "cell"),
-            context,
-            header is not None,
-        )
+        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
+        return headings, entity, page, cell, context, header is not None
+
+    def _place(self, trail: list[Block]) -> tuple[tuple[str, ...], str | None, str | None]:
+        titles = [b.title for b in trail if b.title and b.kind != "heading"]
+        if len(titles) > bounds.MAX_HEADINGS:  # the outermost two and the innermost ones
+            keep = bounds.MAX_HEADINGS - 3
+            titles = [*titles[:2], "…", *titles[-keep:]]
+        headings = tuple(_short(t, bounds.MAX_HEADING_CHARS) for t in titles)
+        entity = _inherited(trail, "entity")
+        if isinstance(entity, str):
+            entity = _short(entity, bounds.MAX_ENTITY_CHARS)
+        context = " › ".join(x for x in (self.name, *headings) if x) or None
+        return headings, entity, context
 
     def _header(self, trail: list[Block], start: int) -> str | None:
         if self.tables is None:
@@ -299,6 +361,13 @@ class _Placer:
             if block.kind == "table":
                 return self.tables.line_for(block, start)
         return None
+
+
+def _short(value: Any, limit: int) -> Any:
+    """A string cut to ``limit`` characters (the last one an ellipsis); others as they are."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
 
 
 @lru_cache(maxsize=4096)

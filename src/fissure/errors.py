@@ -15,6 +15,11 @@ class InputError(FissureError, ValueError):
     """A document that cannot be read as text (binary, undecodable, missing)."""
 
 
+class LimitError(InputError):
+    """A document went past a limit (memory, time, inflated size, nesting). The message
+    names the limit and the setting or flag that raises it."""
+
+
 class MissingDependencyError(FissureError, ImportError):
     """A dependency is not installed; the message has the exact pip line.
 

@@ -69,10 +69,10 @@ def make_pdf(pages: list[list[list[str]]]) -> bytes:
         objects[page_id + 1] = (
             b"<< /Length %d >>\nstream\n" % len(stream) + stream + (b"\nendstream")
         )
-    return serialise(objects)
+    return write_pdf(objects)
 
 
-def serialise(objects: dict[int, bytes]) -> bytes:
+def write_pdf(objects: dict[int, bytes]) -> bytes:
     """A PDF file of numbered objects (1 is the catalog), with its cross-reference table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")

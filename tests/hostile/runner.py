@@ -1,109 +1,88 @@
-"""Run the ``fissure`` command line in a child process with a hard time limit, and measure it.
+"""One hostile case through ``fissure chunk``, ``fissure ingest``, ``dlq list`` and ``query``.
 
-The child gets its own process group, so a timeout kills its workers too, and its peak
-memory comes from ``wait4`` for that child alone (its own and its waited-for workers'
-largest resident set), not from the whole test session's children.
+Shared by ``tests/hostile/test_content.py`` (which asserts on the result) and
+``bench/hostile.py`` (which tabulates it). A case folder holds the hostile entries and two
+good files (:mod:`tests.hostile.content_cases`); the commands run from its parent with the
+``hashing`` embedder, so that what is measured is parsing, splitting and storing.
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
-import signal
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+from tests.hostile.measure import Measured, run_measured
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+GOOD = ("good-notes.md", "good-code.py")
 
 
-@dataclass(frozen=True)
-class Ran:
-    """What one run did: exit code (``None`` when killed at the limit), output, seconds,
-    and peak resident memory in MiB."""
-
-    rc: int | None
-    stdout: str
-    stderr: str
-    seconds: float
-    peak_mib: float
-
-    @property
-    def timed_out(self) -> bool:
-        """Whether the run was killed at its time limit."""
-        return self.rc is None
+def fissure(*args: str, cwd: Path, timeout: float) -> Measured:
+    """``python -m fissure ARGS`` with this checkout's sources, measured."""
+    env = {"PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    return run_measured([sys.executable, "-m", "fissure", *args], timeout=timeout, cwd=cwd,
+                        env=env)  # fmt: skip
 
 
-def run_fissure(
-    args: Sequence[str],
-    *,
-    timeout: float = 60.0,
-    cwd: str | Path | None = None,
-    env: Mapping[str, str] | None = None,
-    memory_mib: int | None = 4096,
-) -> Ran:
-    """``python -m fissure ARGS``, killed (with its process group) after ``timeout`` s.
+@dataclass
+class CaseRun:
+    """What the commands did with one case folder.
 
-    ``memory_mib`` caps the child's address space (``RLIMIT_AS``) so that a runaway case
-    cannot take the machine down with it; the measured peak is what matters.
+    Attributes:
+        chunk, ingest: The two runs (exit status, seconds, peak MiB, output).
+        sources: File names that got chunks from ``fissure chunk``.
+        jsonl_bytes: Size of its JSONL.
+        lines: Its stderr lines (skips, fallbacks, the summary).
+        dead: ``fissure dlq list`` lines after the ingest.
+        stored: File names with chunks in the store (from ``ingest --export``).
+        found: Whether the good Markdown file came back from an unfiltered query (``None``
+            when there is no phrase to look for).
     """
-    full_env = {**os.environ, **(env or {})}
-    full_env["PYTHONPATH"] = os.pathsep.join([str(SRC), full_env.get("PYTHONPATH", "")])
-    full_env.setdefault("HF_HUB_OFFLINE", "1")
-    full_env.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    def limit() -> None:
-        if memory_mib:
-            import resource
+    chunk: Measured
+    ingest: Measured
+    sources: set[str] = field(default_factory=set)
+    jsonl_bytes: int = 0
+    lines: list[str] = field(default_factory=list)
+    dead: list[str] = field(default_factory=list)
+    stored: set[str] = field(default_factory=set)
+    found: bool | None = None
 
-            cap = memory_mib * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    started = time.monotonic()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "fissure", *args],
-        cwd=cwd,
-        env=full_env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=limit,
-    )
-    out: dict[str, bytes] = {}
-    readers = [
-        threading.Thread(target=lambda k=k, s=s: out.__setitem__(k, s.read()), daemon=True)
-        for k, s in (("stdout", child.stdout), ("stderr", child.stderr))
-    ]
-    for r in readers:
-        r.start()
-    killed = threading.Event()
+def run_case(folder: Path, args: tuple[str, ...], timeout: float, phrase: str | None) -> CaseRun:
+    """Chunk, ingest, list dead letters and query for ``phrase`` (when given)."""
+    cwd, name = folder.parent, folder.name
+    out = cwd / f"{name}.jsonl"
+    chunk = fissure("chunk", name, "-o", str(out), *args, cwd=cwd, timeout=timeout)
+    store, export = cwd / f"{name}.store", cwd / f"{name}.export.jsonl"
+    ingest = fissure("ingest", name, "--store", str(store), "--embedder", "hashing",
+                     "--no-progress", "--export", str(export), *args, cwd=cwd,
+                     timeout=timeout)  # fmt: skip
+    result = CaseRun(chunk, ingest, lines=chunk.stderr.replace("\n ", " ").splitlines())
+    result.sources, result.jsonl_bytes = _sources(out)
+    result.stored, _ = _sources(export)
+    if (store / "manifest.sqlite3").is_file():
+        letters = fissure("dlq", "list", "--store", str(store), cwd=cwd, timeout=120)
+        result.dead = letters.stdout.splitlines()
+        if phrase is not None:
+            hits = fissure("query", phrase, "--store", str(store), "-k", "5", cwd=cwd,
+                           timeout=120)  # fmt: skip
+            result.found = GOOD[0] in hits.stdout
+    return result
 
-    def kill() -> None:
-        killed.set()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
 
-    timer = threading.Timer(timeout, kill)
-    timer.start()
-    try:
-        _, status, usage = os.wait4(child.pid, 0)
-    finally:
-        timer.cancel()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if killed.is_set():  # the workers of a killed run may linger: end the whole group
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-    for r in readers:
-        r.join(10)
-    return Ran(
-        rc=None if killed.is_set() else child.returncode,
-        stdout=out.get("stdout", b"").decode("utf-8", "replace"),
-        stderr=out.get("stderr", b"").decode("utf-8", "replace"),
-        seconds=time.monotonic() - started,
-        peak_mib=usage.ru_maxrss / 1024,
-    )
+def _sources(jsonl: Path) -> tuple[set[str], int]:
+    """The file names with chunks in a JSONL file, and its size."""
+    if not jsonl.is_file():
+        return set(), 0
+    with jsonl.open(encoding="utf-8") as rows:
+        names = {Path(json.loads(row)["source"]).name for row in rows}
+    return names, jsonl.stat().st_size
+
+
+def hostile_entries(folder: Path) -> list[Path]:
+    """The entries of a case folder other than its good files."""
+    return sorted(p for p in folder.iterdir() if p.name not in GOOD)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -26,7 +27,8 @@ from typer.testing import CliRunner
 from fissure.cli import app
 from fissure.store import ChromaStore, Manifest
 from tests.hostile import walk_cases
-from tests.hostile.runner import Ran, run_fissure
+from tests.hostile.measure import Measured, run_measured
+from tests.hostile.runner import SRC
 
 CEILING_MIB = 1024  # peak resident memory of any one run
 LIMIT_S = 90  # per run; a FIFO that blocked would hit it
@@ -39,7 +41,7 @@ class Case:
     name: str
     root: Path
     expect: str
-    runs: dict[str, Ran]
+    runs: dict[str, Measured]
 
 
 @pytest.fixture(scope="module")
@@ -57,25 +59,27 @@ def cases() -> Iterator[dict[str, Case]]:
     walk_cases.remove_tree(scratch)
 
 
-def _run(case: Case, command: str) -> Ran:
+def _run(case: Case, command: str) -> Measured:
     out = case.root.parent
     if command == "chunk":
         args = ["chunk", str(case.root), "-t", "words", "-o", str(out / "chunks.jsonl")]
     else:
         args = ["ingest", str(case.root), "--store", str(out / "store"), "--embedder",
                 "hashing", "-t", "words", "--workers", "1", "--timeout", "30"]  # fmt: skip
-    return run_fissure(args, timeout=LIMIT_S, env={"FISSURE_CANARY": CANARY}, memory_mib=8192)
+    env = {"FISSURE_CANARY": CANARY, "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    return run_measured([sys.executable, "-m", "fissure", *args], timeout=LIMIT_S, env=env)
 
 
 def _kind(case: Case) -> str:
     return case.expect.split(":", 1)[0]
 
 
-def _clean(ran: Ran) -> None:
+def _clean(ran: Measured) -> None:
     assert not ran.timed_out, f"killed after {LIMIT_S} s:\n{ran.stderr[-2000:]}"
     assert ran.rc == 0, ran.stderr[-2000:]
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
-    assert ran.peak_mib < CEILING_MIB, f"peak {ran.peak_mib:.0f} MiB"
+    assert ran.peak_mb < CEILING_MIB, f"peak {ran.peak_mb:.0f} MiB"
 
 
 def _no_outside(texts: list[str]) -> None:

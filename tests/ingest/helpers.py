@@ -20,6 +20,8 @@ from fissure.types import Document
 PLUGIN = "tests.ingest.helpers"
 HANG_MIME = "application/x-fissure-hang"
 BOOM_MIME = "application/x-fissure-boom"
+HOG_MIME = "application/x-fissure-hog"
+SLOW_MIME = "application/x-fissure-slow"
 
 
 class HashEmbedder:
@@ -65,7 +67,24 @@ def parse_boom(text: str, *, source: str) -> Document:
         os.abort()
 
 
+def parse_hog(text: str, *, source: str) -> Document:
+    """A parser that allocates until the memory cap raises MemoryError (and lets it rise)."""
+    hog = []
+    while True:
+        hog.append(bytearray(64 * 1024 * 1024))
+
+
+def parse_slow(text: str, *, source: str) -> Document:
+    """A parser that takes three seconds, whatever the document."""
+    time.sleep(3)
+    return Document.from_text(text, source=source)
+
+
 mimes.EXTENSIONS[".hang"] = HANG_MIME
 mimes.EXTENSIONS[".boom"] = BOOM_MIME
 register(HANG_MIME, parse_hang)
 register(BOOM_MIME, parse_boom)
+mimes.EXTENSIONS[".hog"] = HOG_MIME
+mimes.EXTENSIONS[".slow"] = SLOW_MIME
+register(HOG_MIME, parse_hog)
+register(SLOW_MIME, parse_slow)

@@ -11,11 +11,14 @@ from fissure.cli import dlq as dlq_cmd
 from fissure.cli import estimate as estimate_cmd
 from fissure.cli import eval as eval_cmd
 from fissure.cli import ingest as ingest_cmd
+from fissure.cli import key as key_cmd
 from fissure.cli import models as models_cmd
 from fissure.cli import query as query_cmd
 from fissure.cli import recommend as recommend_cmd
+from fissure.cli import serve as serve_cmd
 from fissure.cli import show as show_cmd
 from fissure.cli import status as status_cmd
+from fissure.cli import submit as submit_cmd
 
 app = typer.Typer(
     name="fissure",
@@ -30,6 +33,9 @@ app.command("query")(query_cmd.query)
 app.command("status")(status_cmd.status)
 app.command("show")(show_cmd.show)
 app.command("eval")(eval_cmd.eval_)
+app.command("serve")(serve_cmd.serve)
+app.command("submit")(submit_cmd.submit)
+app.command("key")(key_cmd.key)
 app.command("recommend")(recommend_cmd.recommend)
 app.command("estimate")(estimate_cmd.estimate)
 app.add_typer(dlq_cmd.app, name="dlq")

@@ -1,21 +1,36 @@
-"""``fissure chunk``: chunk files and folders, print JSONL or a summary table."""
+"""``fissure chunk``: chunk files and folders, print JSONL or a summary table.
+
+Documents run under the limits ``fissure ingest`` uses: a document that hangs, runs out of
+its memory cap or inflates past ``--max-inflate-mb`` is skipped with the reason, and the
+run goes on. Big files, binary formats (PDF, DOCX) and semantic strategies are parsed and
+split in a worker process (:class:`~fissure.ingest.workers.WorkerPool`, started on first
+need), where the timeout and the memory cap are enforced by the OS. A small text file
+(up to ``INLINE_BYTES``) is chunked in this process under the same memory cap: its
+parsers are bounded in work, and starting a worker would cost more than the file. Either
+way the chunks are the same.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 
-from fissure.chunker import Chunker
+from fissure.chunker import Chunker, check_budget
 from fissure.cli.output import (
     Embedder,
     FollowOutsideLinks,
     MaxBytes,
+    MaxInflateMb,
     MaxTokens,
+    MemoryMb,
+    Timeout,
+    TimeoutPerMb,
     Tokenizer,
     display,
     err,
@@ -24,13 +39,18 @@ from fissure.cli.output import (
     printable,
     write_jsonl,
 )
-from fissure.config import STRATEGIES
-from fissure.errors import FissureError
-from fissure.parse import parse
+from fissure.config import STRATEGIES, ChunkSettings
+from fissure.errors import FissureError, InputError
+from fissure.ingest.workers import Outcome, Task, WorkerPool, plugin_modules
+from fissure.limits import Limits
+from fissure.size import as_sizer
 from fissure.source import iter_files
-from fissure.source.files import DEFAULT_MAX_BYTES
+from fissure.source.files import DEFAULT_MAX_BYTES, Found
 from fissure.source.names import path_name
 from fissure.source.read import read_file
+
+# Text files up to this size are chunked in this process (see the module docstring).
+INLINE_BYTES = 256 * 1024
 
 
 def chunk(
@@ -68,12 +88,20 @@ def chunk(
     target_chunks: Annotated[
         int | None, typer.Option(help="Semantic: cut at the strongest N-1 boundaries.")
     ] = None,
+    timeout: Timeout = 120,
+    timeout_per_mb: TimeoutPerMb = 10,
+    memory_mb: MemoryMb = 4096,
+    max_inflate_mb: MaxInflateMb = 256,
 ) -> None:
-    """Split documents into chunks with exact offsets and a hard token budget."""
+    """Split documents into chunks with exact offsets and a hard token budget.
+
+    Each document runs under --memory-mb, --timeout (+ --timeout-per-mb) and
+    --max-inflate-mb; one that breaks a limit is skipped with the reason, and the run goes on.
+    """
     if fmt not in ("jsonl", "table"):
         fail(f"unknown --format {fmt!r}: use jsonl or table")
     try:
-        chunker = Chunker(
+        settings = ChunkSettings(
             strategy=strategy,
             max_tokens=max_tokens,
             min_tokens=min_tokens,
@@ -86,39 +114,121 @@ def chunk(
             breakpoint_amount=breakpoint_amount,
             target_chunks=target_chunks,
         )
+        limits = Limits(memory_mb or None, timeout, timeout_per_mb, max_inflate_mb)
+        runner = _Runner(settings, limits, mime, follow_outside_links)
         files = list(iter_files(paths, max_bytes=max_bytes,
                                 follow_outside_links=follow_outside_links))  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     sink = open(output, "w", encoding="utf-8") if output else nullcontext(sys.stdout)  # noqa: SIM115
+    try:
+        with sink as stream, runner:
+            runner.prepare(files)
+            outcomes = (runner.chunk(found, max_bytes) for found in files)
+            rows, formats, skipped = _write(outcomes, fmt, stream)
+            if fmt == "table":
+                print_table(rows, runner.unit, stream)
+    except FissureError as exc:  # the worker could not start
+        fail(str(exc))
+    counts = ", ".join(f"{mime} {n}" for mime, n in formats.most_common())
+    err.print(f"{len(rows)} documents ({counts or 'none'}); {skipped} skipped")
+
+
+class _Runner:
+    """Chunks one file at a time, here or in the worker (see the module docstring)."""
+
+    def __init__(
+        self, settings: ChunkSettings, limits: Limits, mime: str | None, follow_outside_links: bool
+    ) -> None:
+        self.mime = mime
+        self.follow_outside_links = follow_outside_links
+        sizer = as_sizer(settings.tokenizer)
+        check_budget(settings, sizer)
+        self.unit = sizer.name
+        # A semantic chunker loads its model: in the worker only, never twice.
+        self.here = None if settings.semantic else Chunker(settings, sizer=sizer, limits=limits)
+        self.pool = WorkerPool(settings, workers=1, timeout=limits.timeout,
+                               memory_mb=limits.memory_mb, plugins=plugin_modules(),
+                               timeout_per_mb=limits.timeout_per_mb,
+                               max_inflate_mb=limits.max_inflate_mb)  # fmt: skip
+
+    def __enter__(self) -> _Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.close()
+
+    def prepare(self, files: list[Found]) -> None:
+        """Start the worker now if some file will likely need it, so that it boots while
+        the small files are chunked here."""
+        if self.here is None or any(_likely_worker(f) for f in files):
+            self.pool.start()
+
+    def chunk(self, found: Found, max_bytes: int) -> Outcome:
+        """The file's chunks, or why it has none."""
+        source = path_name(found.path)
+        if found.skip:
+            return Outcome(source, stage="source", error_type="Skipped", message=found.skip)
+        try:
+            # One bounded read (links, pipes and devices refused as the walk does): the
+            # bytes chunked are the bytes the walk let through.
+            data = read_file(found.path, max_bytes=max_bytes, root=found.root,
+                             follow_outside_links=self.follow_outside_links)  # fmt: skip
+        except InputError as exc:
+            return Outcome(source, stage="fetch", error_type="InputError", message=str(exc))
+        if self.here is not None and len(data) <= INLINE_BYTES and self._textual(data, source):
+            return self._inline(source, data)
+        self.pool.start()
+        return next(iter(self.pool.run([Task(source, data, self.mime)])))
+
+    def _textual(self, data: bytes, source: str) -> bool:
+        from fissure.detect import detect
+        from fissure.parse.registry import parser_for
+
+        route = parser_for(detect(data, source, self.mime).mime)
+        return route is None or not route.binary
+
+    def _inline(self, source: str, data: bytes) -> Outcome:
+        from fissure.parse import parse
+
+        assert self.here is not None
+        try:
+            with self.here.guarded(source):
+                document = parse(data, source, self.mime)
+                chunks = self.here.chunk_document(document)
+        except Exception as exc:  # as in a worker: the reason, never a traceback
+            message = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
+            return Outcome(source, stage="parse", error_type=type(exc).__name__, message=message)
+        fallback = document.metadata.get("fallback")
+        return Outcome(source, chunks, mime=document.mime, fallback=fallback)
+
+
+def _likely_worker(found: Found) -> bool:
+    if found.skip:
+        return False
+    try:
+        big = found.path.stat().st_size > INLINE_BYTES
+    except OSError:
+        return False
+    return big or found.path.suffix.lower() in (".pdf", ".docx")
+
+
+def _write(
+    outcomes: Iterable[Outcome], fmt: str, stream: IO[str]
+) -> tuple[list[tuple[str, str, list[int]]], Counter[str], int]:
+    """Print each document's chunks (or why it has none); the table rows and counts."""
     rows: list[tuple[str, str, list[int]]] = []
     formats: Counter[str] = Counter()
     skipped = 0
-    with sink as stream:
-        for found in files:
-            name = path_name(found.path)
-            if found.skip:
-                skipped += 1
-                err.print(f"skipped {display(name)}: {printable(found.skip)}")
-                continue
-            try:
-                # One bounded read (links, pipes and devices refused as the walk does):
-                # the bytes chunked are the bytes the walk let through.
-                data = read_file(found.path, max_bytes=max_bytes, root=found.root,
-                                 follow_outside_links=follow_outside_links)  # fmt: skip
-                document = parse(data, name, mime)
-                chunks = chunker.chunk_document(document)
-            except FissureError as exc:
-                skipped += 1
-                err.print(f"skipped {display(name)}: {printable(str(exc))}")
-                continue
-            if "fallback" in document.metadata:
-                err.print(f"fallback {display(name)}: {printable(document.metadata['fallback'])}")
-            if fmt == "jsonl":
-                write_jsonl(chunks, stream)
-            formats[document.mime] += 1
-            rows.append((name, document.mime, [c.n_tokens for c in chunks]))
-        if fmt == "table":
-            print_table(rows, chunker.sizer.name, stream)
-    counts = ", ".join(f"{mime} {n}" for mime, n in formats.most_common())
-    err.print(f"{len(rows)} documents ({counts or 'none'}); {skipped} skipped")
+    for outcome in outcomes:
+        if outcome.failed:
+            skipped += 1
+            err.print(f"skipped {display(outcome.source)}: {printable(outcome.message)}")
+            continue
+        if outcome.fallback:
+            err.print(f"fallback {display(outcome.source)}: {printable(outcome.fallback)}")
+        if fmt == "jsonl":
+            write_jsonl(outcome.chunks, stream)
+        formats[outcome.mime] += 1
+        rows.append((outcome.source, outcome.mime, [c.n_tokens for c in outcome.chunks]))
+    return rows, formats, skipped

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -57,6 +57,16 @@ def retry(
     timeout: Annotated[
         float | None, typer.Option(help="Per-document timeout (default: the last run's).")
     ] = None,
+    timeout_per_mb: Annotated[
+        float | None, typer.Option(help="Extra seconds per MB (default: the last run's).")
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="Memory cap per worker, MiB (default: the last run's).")
+    ] = None,
+    max_inflate_mb: Annotated[
+        int | None,
+        typer.Option(help="How far compressed content may inflate, MiB (default: the last run's)."),
+    ] = None,
 ) -> None:
     """Ingest the failed documents again, with the settings of their last run.
 
@@ -80,9 +90,11 @@ def retry(
             raw = dict(config["settings"])
             if raw.get("separators") is not None:
                 raw["separators"] = tuple(raw["separators"])
-            options = Options(settings=ChunkSettings(**raw),
-                              timeout=timeout or config.get("timeout", 120.0),
-                              memory_mb=config.get("memory_mb"))  # fmt: skip
+            given = {"timeout": timeout, "timeout_per_mb": timeout_per_mb,
+                     "memory_mb": memory_mb, "max_inflate_mb": max_inflate_mb}  # fmt: skip
+            limits: dict[str, Any] = {k: v if v is not None else config[k] for k, v in
+                                      given.items() if v is not None or k in config}  # fmt: skip
+            options = Options(settings=ChunkSettings(**raw), **limits)
             force = {f.source for f in failures if f.origin == origin}
             source = open_source(spec, cache_dir=cache_folder(store))
             model = load_embedder(config.get("embedder") or "minilm")

@@ -11,6 +11,10 @@ import typer
 from fissure.cli.output import (
     FollowOutsideLinks,
     MaxBytes,
+    MaxInflateMb,
+    MemoryMb,
+    Timeout,
+    TimeoutPerMb,
     display,
     err,
     fail,
@@ -85,13 +89,15 @@ def ingest(
             "headings breadcrumb line; the stored text does not change."
         ),
     ] = False,
-    timeout: Annotated[float, typer.Option(help="Seconds one document may take to parse.")] = 120,
+    timeout: Timeout = 120,
+    timeout_per_mb: TimeoutPerMb = 10,
     workers: Annotated[
         int | None,
         typer.Option(help="Parsing processes (default: cores - 1, 1 to 4; with --engine ray: "
                      "parsing actors, default the CPUs the embedding actors leave)."),
     ] = None,
-    memory_mb: Annotated[int, typer.Option(help="Address-space cap per worker, MiB.")] = 4096,
+    memory_mb: MemoryMb = 4096,
+    max_inflate_mb: MaxInflateMb = 256,
     max_bytes: MaxBytes = DEFAULT_MAX_BYTES,
     follow_outside_links: FollowOutsideLinks = False,
     export: Annotated[
@@ -146,6 +152,8 @@ def ingest(
             timeout=timeout,
             memory_mb=memory_mb or None,
             progress=progress and err.is_terminal,
+            timeout_per_mb=timeout_per_mb,
+            max_inflate_mb=max_inflate_mb,
         )
         sink = open(export, "w", encoding="utf-8") if export else nullcontext(None)  # noqa: SIM115
         chosen = _ray_engine(embedder, address, workers) if engine == "ray" else None

@@ -58,6 +58,30 @@ FollowOutsideLinks = Annotated[
         "with a reason).",
     ),
 ]
+# The limits on one document (see fissure.limits), shared by chunk and ingest.
+Timeout = Annotated[
+    float,
+    typer.Option(
+        help="Seconds one document may take to parse and split before its worker is killed "
+        "as hung, plus --timeout-per-mb per MB (embedding for semantic cuts does not count)."
+    ),
+]
+TimeoutPerMb = Annotated[float, typer.Option(help="Extra seconds per MB of a document.")]
+MemoryMb = Annotated[
+    int,
+    typer.Option(
+        help="Memory (address space) one document may take, MiB: the cap of each worker "
+        "process; 0 for none."
+    ),
+]
+MaxInflateMb = Annotated[
+    int,
+    typer.Option(
+        help="How far one document's compressed content (DOCX members, PDF streams) may "
+        "inflate, MiB; content inflating over 100 times its size (more when this is raised) "
+        "is refused as a bomb."
+    ),
+]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -39,11 +39,15 @@ class Options:
     Attributes:
         settings: Chunk settings.
         workers: Parsing processes (local engine).
-        timeout: Seconds one document may take to parse and split.
+        timeout: Seconds one document may take to parse and split, plus
+            ``timeout_per_mb`` per MB of it (time spent embedding for semantic cuts does
+            not count; see :class:`fissure.limits.Limits`).
         memory_mb: Address-space cap per worker, or ``None``.
         batch_chunks: Chunks per embedding batch (and per store write and manifest commit).
         plugins: Modules each worker imports first (they may register parsers).
         progress: Show progress bars on stderr.
+        timeout_per_mb: Extra seconds per MB of a document.
+        max_inflate_mb: How far one document's compressed content may inflate, MiB.
     """
 
     settings: ChunkSettings = field(default_factory=ChunkSettings)
@@ -53,6 +57,8 @@ class Options:
     batch_chunks: int = 256
     plugins: tuple[str, ...] = ()
     progress: bool = False
+    timeout_per_mb: float = 10.0
+    max_inflate_mb: int = 256
 
 
 @dataclass

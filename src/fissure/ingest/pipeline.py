@@ -117,8 +117,8 @@ def ingest(
     opened, manifest = open_store(store_dir, namespace=namespace)
     target = store if store is not None else opened
     try:
-        _check_model(manifest, embedder, store_dir, embedder_spec)
-        _reconcile(target, manifest)
+        check_model(manifest, embedder, store_dir, embedder_spec)
+        reconcile(target, manifest)
         stamp = fingerprint(opts.settings, embedder.model_id)
         plan, scanned = _plan(source, target, manifest, stamp, force)
         digests = {item.source: item.digest for item in plan.todo}
@@ -129,7 +129,9 @@ def ingest(
             job = Job(source, plan.todo, writer, opts, bar, export)
             replaced = (engine or LocalEngine()).run(job)
         config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
-                  "timeout": opts.timeout, "memory_mb": opts.memory_mb}  # fmt: skip
+                  "timeout": opts.timeout, "memory_mb": opts.memory_mb,
+                  "timeout_per_mb": opts.timeout_per_mb,
+                  "max_inflate_mb": opts.max_inflate_mb}  # fmt: skip
         manifest.record_run(source.origin, spec or source.origin, config)
         writer.timings.scan = scanned
         writer.timings.total = time.perf_counter() - started
@@ -139,11 +141,16 @@ def ingest(
         close_store(opened)
 
 
-def _check_model(
+def check_model(
     manifest: ManifestProtocol, embedder: Embedder, folder: str | Path, spec: str = ""
 ) -> None:
     """Refuse an embedder of another width; record the model (and how the user named it,
-    so that ``fissure query`` picks it even if this run dies before its run record)."""
+    so that ``fissure query`` picks it even if this run dies before its run record). The
+    ingestion service's engine checks each namespace's store the same way.
+
+    Raises:
+        ConfigError: The store holds vectors of another width.
+    """
     dim = manifest.get_meta("dim")
     if dim is None:
         manifest.set_meta("dim", str(embedder.dim))
@@ -190,8 +197,9 @@ def _plan(
     return plan, scanned
 
 
-def _reconcile(store: Store, manifest: ManifestProtocol) -> None:
-    """Undo what a killed run left half-written: its documents are chunked again."""
+def reconcile(store: Store, manifest: ManifestProtocol) -> None:
+    """Undo what a killed run left half-written: its documents are chunked again (the
+    ingestion service's engine does this for every namespace when it starts)."""
     orphans = manifest.claim_orphans()
     if orphans:
         store.delete_sources(orphans)
@@ -210,8 +218,9 @@ class LocalEngine:
         background: Background[Outcome] = Background(writer.write)
         groups: Groups[Outcome] = Groups(background.put, opts.batch_chunks)
         pool = WorkerPool(opts.settings, workers=opts.workers, timeout=opts.timeout,
-                          memory_mb=opts.memory_mb,
-                          plugins=plugin_modules(opts.plugins))  # fmt: skip
+                          memory_mb=opts.memory_mb, plugins=plugin_modules(opts.plugins),
+                          timeout_per_mb=opts.timeout_per_mb,
+                          max_inflate_mb=opts.max_inflate_mb)  # fmt: skip
         try:
             with pool if readable else _nothing():
                 tasks = read_tasks(job.source, readable, early, writer.timings, writer.digests)

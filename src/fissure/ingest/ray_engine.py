@@ -38,7 +38,7 @@ import numpy as np
 from fissure.config import ChunkSettings
 from fissure.embed import Embedder
 from fissure.errors import ConfigError, MissingDependencyError
-from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
+from fissure.ingest.job import Groups, Job, Options, export_chunks, read_tasks, skipped
 from fissure.ingest.workers import PLUGINS_ENV, Outcome, Task, WorkerPool, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
@@ -140,7 +140,7 @@ class RayEngine:
         parse = self.parse_workers or max(1, int(cpus) - embed)
         return dataset.map_batches(
             _Chunking,
-            fn_constructor_args=(options.settings, options.timeout, options.memory_mb,
+            fn_constructor_args=(options.settings, _limits(options),
                                  plugin_modules(options.plugins)),  # fmt: skip
             batch_size=self.docs_per_batch,
             batch_format="numpy",
@@ -200,18 +200,20 @@ def _waves(tasks: Iterator[Task], docs: int, size: int) -> Iterator[list[Task]]:
         yield wave
 
 
+def _limits(options: Options) -> dict[str, Any]:
+    """The per-document limits of a run, as :class:`WorkerPool` takes them."""
+    return {"timeout": options.timeout, "memory_mb": options.memory_mb,
+            "timeout_per_mb": options.timeout_per_mb,
+            "max_inflate_mb": options.max_inflate_mb}  # fmt: skip
+
+
 class _Chunking:
     """A parse actor: one fissure worker process, kept for the actor's life."""
 
     def __init__(
-        self,
-        settings: ChunkSettings,
-        timeout: float,
-        memory_mb: int | None,
-        plugins: tuple[str, ...],
+        self, settings: ChunkSettings, limits: dict[str, Any], plugins: tuple[str, ...]
     ) -> None:
-        self.pool = WorkerPool(settings, workers=1, timeout=timeout, memory_mb=memory_mb,
-                               plugins=plugins)  # fmt: skip
+        self.pool = WorkerPool(settings, workers=1, plugins=plugins, **limits)
         self.pool.__enter__()
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:

@@ -265,6 +265,10 @@ class Background(Generic[T]):
             except queue.Full:
                 continue
 
+    def idle(self) -> bool:
+        """Whether no group waits for the writer (it may still be writing one)."""
+        return self._queue.empty()
+
     def finish(self) -> None:
         """Wait for every queued group to be written; re-raise the writer's error."""
         if self._error is None and self._thread.is_alive():

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from fissure import limits
 from fissure.errors import InputError
 from fissure.parse.code_langs import (
     COMMENT_TYPES,
@@ -91,14 +92,22 @@ def parse(text: str, *, source: str, mime: str) -> Document:
     Raises:
         InputError: ``mime`` is not a supported language.
         MissingDependencyError: The grammar wheel for the language is not installed.
+        ValueError: The source is over :data:`fissure.limits.MAX_TREE_SITTER_BYTES` (a
+            syntax tree costs up to 45 bytes per byte of source, a query over it tens of
+            seconds); the registry then parses it as plain text and says why.
     """
     import tree_sitter
 
     from fissure.parse.code_langs import LANGUAGES
 
     spec = LANGUAGES[language_for(mime)]
-    language, query = load_language(spec)
     data = text.encode("utf-8", "surrogatepass")
+    if len(data) > limits.MAX_TREE_SITTER_BYTES:
+        raise ValueError(
+            f"{len(data):,} bytes of source is over the {limits.MAX_TREE_SITTER_BYTES:,}-byte "
+            "limit for syntax trees"
+        )
+    language, query = load_language(spec)
     tree = tree_sitter.Parser(language).parse(data)
     walker = _Walker(spec, data, text)
     walker.walk(tree.root_node, query)
@@ -154,7 +163,11 @@ class _Walker:
         """Build the frames from one run of ``query`` over the tree under ``root``."""
         import tree_sitter
 
-        captures = tree_sitter.QueryCursor(query).captures(root)
+        cursor = tree_sitter.QueryCursor(query)
+        # Matching deeper than this takes minutes on 80,000 nested functions, and entities
+        # nest _MAX_DEPTH deep at most anyway.
+        cursor.set_max_start_depth(limits.MAX_QUERY_DEPTH)
+        captures = cursor.captures(root)
         prefixes = sorted((n.start_byte, n.end_byte) for n in captures.get("prefix", ()))
         self.prefix_starts = [start for start, _ in prefixes]
         self.prefix_ends = [end for _, end in prefixes]

@@ -6,6 +6,9 @@ Offsets must be real character offsets into the original text, which ``json.load
 (iterative, so 10,000 levels of nesting cannot exhaust the stack); YAML through PyYAML's
 event stream with the safe loader (events carry exact marks and construct no objects).
 Blocks stop at ``MAX_DEPTH`` levels: anything deeper stays inside its ancestor as one leaf.
+Past :data:`fissure.limits.MAX_BLOCKS` members in one document (each block costs a few
+hundred bytes), the rest gets no blocks and is split by its lines; ``metadata["fallback"]``
+says so.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from json.scanner import make_scanner
 
 import yaml
 
+from fissure import limits
 from fissure.parse.text import rstrip_end
 from fissure.types import Block, Document
 
@@ -71,9 +75,20 @@ def parse_json(text: str, *, source: str) -> Document:
     Raises:
         ValueError: The text is not JSON (the registry then falls back to plain text).
     """
-    root = _JsonScanner(text).scan()
+    scanner = _JsonScanner(text)
+    root = scanner.scan()
     blocks = _blocks(root, text, depth=0) if root is not None else ()
-    return Document.from_text(text, source=source, mime=JSON_MIME, blocks=blocks)
+    metadata = {"fallback": _capped("JSON")} if scanner.budget.left <= 0 else {}
+    return Document.from_text(
+        text, source=source, mime=JSON_MIME, blocks=blocks, metadata=metadata
+    )
+
+
+def _capped(kind: str) -> str:
+    return (
+        f"{kind} with more than {limits.MAX_BLOCKS:,} keys and items: the rest has no "
+        "blocks and is split by its lines"
+    )
 
 
 def parse_yaml(text: str, *, source: str) -> Document:
@@ -97,10 +112,12 @@ def parse_yaml(text: str, *, source: str) -> Document:
     # offsets: such text goes straight to PyYAML.
     fast = _FAST_LOADER if "\t" not in text and "\ufeff" not in text else yaml.SafeLoader
     try:
-        documents = _yaml_documents(text, fast)
+        documents, capped = _yaml_documents(text, fast)
+    except MemoryError:
+        raise
     except Exception:  # PyYAML's own parser decides, and words the error, as it always has
         try:
-            documents = _yaml_documents(text, yaml.SafeLoader)
+            documents, capped = _yaml_documents(text, yaml.SafeLoader)
         except yaml.YAMLError as exc:
             raise ValueError(f"not valid YAML: {exc}") from None
     if len(documents) == 1:
@@ -112,7 +129,10 @@ def parse_yaml(text: str, *, source: str) -> Document:
             for index, node in enumerate(documents)
             if node.end > node.start
         )  # fmt: skip
-    return Document.from_text(text, source=source, mime=YAML_MIME, blocks=blocks)
+    metadata = {"fallback": _capped("YAML")} if capped else {}
+    return Document.from_text(
+        text, source=source, mime=YAML_MIME, blocks=blocks, metadata=metadata
+    )
 
 
 def _blocks(node: _Node, text: str, depth: int) -> tuple[Block, ...]:
@@ -156,6 +176,7 @@ class _JsonScanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.budget = limits.BlockBudget()
 
     def scan(self) -> _Node | None:
         """The root collection's node (``None`` for a scalar document).
@@ -190,7 +211,7 @@ class _JsonScanner:
     def _value(self, stack: list[_Open]) -> object:
         """Open a collection that gets blocks (``_OPENED``), or skip a value to its end."""
         start, char = self.pos, self.text[self.pos : self.pos + 1]
-        if char in ("{", "[") and len(stack) < MAX_DEPTH:
+        if char in ("{", "[") and len(stack) < MAX_DEPTH and self.budget.left > 0:
             flat_end = self._flat_array_end(start) if char == "[" else None
             if flat_end is None:
                 stack.append(_Open("}" if char == "{" else "]", _Node(start)))
@@ -266,6 +287,8 @@ class _JsonScanner:
         nested = finished if isinstance(finished, _Node) else None
         if top.closer == "]" and finished is None:
             return  # scalars in arrays get no block: a million numbers are not a million units
+        if not self.budget.take():
+            return
         kind = "item" if top.closer == "]" else "key"
         top.node.members.append((kind, top.key, top.member_start, nested, self.pos))
 
@@ -292,10 +315,12 @@ class _YamlFrame:
     root: _Node | None = None  # for the document frame: its value
 
 
-def _yaml_documents(text: str, loader: type) -> list[_Node]:
-    """One node per YAML document, built from the parser's events without recursion."""
+def _yaml_documents(text: str, loader: type) -> tuple[list[_Node], bool]:
+    """One node per YAML document, built from the parser's events without recursion, and
+    whether members were left out past ``MAX_BLOCKS``."""
     documents: list[_Node] = []
     stack: list[_YamlFrame] = []
+    members = limits.BlockBudget()
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.CollectionStartEvent):
             parent = stack[-1]
@@ -310,19 +335,27 @@ def _yaml_documents(text: str, loader: type) -> list[_Node]:
             frame = stack.pop()
             end = event.end_mark.index if frame.flow else frame.last_end
             frame.node.end = max(end, frame.node.start)
-            _yaml_value(stack[-1], text, frame.node.start, frame.node.end, frame.node, None)
+            _yaml_value(stack[-1], text, frame.node.start, frame.node.end, frame.node, None,
+                        members)  # fmt: skip
         elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
             title = event.value if isinstance(event, yaml.ScalarEvent) else f"*{event.anchor}"
-            _yaml_value(stack[-1], text, event.start_mark.index, event.end_mark.index, None, title)
+            _yaml_value(stack[-1], text, event.start_mark.index, event.end_mark.index, None, title,
+                        members)  # fmt: skip
         elif isinstance(event, yaml.DocumentStartEvent):
             stack = [_YamlFrame(_Node(event.end_mark.index), "document")]
         elif isinstance(event, yaml.DocumentEndEvent):
             documents.append(stack[0].root or _Node(0, 0))
-    return documents
+    return documents, members.capped
 
 
 def _yaml_value(
-    parent: _YamlFrame, text: str, start: int, end: int, node: _Node | None, title: str | None
+    parent: _YamlFrame,
+    text: str,
+    start: int,
+    end: int,
+    node: _Node | None,
+    title: str | None,
+    members: limits.BlockBudget,
 ) -> None:
     """Record a value (or a key) that just ended inside ``parent``."""
     if parent.kind == "document":
@@ -342,7 +375,7 @@ def _yaml_value(
         title, parent.key = parent.key, None
     end = max(end, parent.key_end if parent.kind == "mapping" else end)
     parent.last_end = max(parent.last_end, end)
-    if node is not None or parent.kind == "mapping":
+    if (node is not None or parent.kind == "mapping") and members.take():
         kind = "item" if parent.kind == "sequence" else "key"
         parent.node.members.append((kind, title or "", parent.member_start, node, end))
 

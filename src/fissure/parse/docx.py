@@ -14,7 +14,9 @@ import re
 from enum import IntEnum
 from typing import Any
 
+from fissure import limits
 from fissure.errors import InputError
+from fissure.parse.archive import check_zip
 from fissure.parse.captions import caption_title
 from fissure.parse.outline import LINE_GAP, Outline
 from fissure.types import Document
@@ -59,13 +61,19 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
 
     Raises:
         InputError: The bytes are not a DOCX file python-docx can open.
+        LimitError: The archive would inflate past the limits (see
+            :func:`fissure.parse.archive.check_zip`).
     """
     import docx
 
     mime = mime or "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    data = bytes(data)
+    check_zip(data, kind="DOCX", source=source)
     try:
-        document = docx.Document(io.BytesIO(bytes(data)))
+        document = docx.Document(io.BytesIO(data))
         content = list(document.iter_inner_content())
+    except MemoryError:
+        raise
     except Exception as exc:  # zip, XML and package errors all mean "not a usable DOCX"
         raise InputError(
             f"{source}: not a readable DOCX file ({type(exc).__name__}: {exc}); check that "
@@ -86,6 +94,8 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
         metadata["title"] = title
     if writer.warnings:
         metadata["warnings"] = writer.warnings
+    if writer.out.capped:
+        metadata["fallback"] = f"over {limits.MAX_BLOCKS:,} blocks: the rest has none"
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
 
 
@@ -126,6 +136,8 @@ class _Writer:
         self.tables += 1
         try:
             rows = [(_row_text(row), _repeats(row)) for row in table.rows]
+        except MemoryError:
+            raise
         except Exception as exc:  # a malformed grid loses the table, not the document
             self.warnings.append(f"table {self.tables}: unreadable ({type(exc).__name__})")
             if caption is not None:

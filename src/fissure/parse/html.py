@@ -6,7 +6,10 @@ with cells joined by `` | ``. Scripts, styles, navigation, headers, footers, asi
 forms are dropped. Sections nest by h1…h6 whatever the DOM nesting, and every block
 records its element path (``html>body>main>p``) in ``metadata["path"]``.
 
-The DOM is walked with an explicit stack, so 10,000 nested elements are no problem.
+The DOM is walked with an explicit stack, so 10,000 nested elements are no problem; tags
+nested past :data:`fissure.limits.MAX_HTML_DEPTH` are dropped before the tree is built (the
+tree builder's work grows with the square of the depth), their text kept, and
+``metadata["fallback"]`` says so.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+from fissure import limits
 from fissure.errors import InputError
+from fissure.parse import text as plain
+from fissure.parse.htmldepth import cap_depth, text_of
 from fissure.parse.outline import BLOCK_GAP, LINE_GAP, Outline
 from fissure.types import Document
 
@@ -127,6 +133,9 @@ def parse(html: str, *, source: str, mime: str = "text/html") -> Document:
         raise InputError(f"HTML must be decoded text, not {type(html).__name__}; decode it first")
     from selectolax.lexbor import LexborHTMLParser
 
+    if html.count("<") > limits.MAX_HTML_TAGS:  # a tree costs a few hundred bytes per element
+        return _as_text(html, source, mime)
+    html, depth = cap_depth(html, limits.MAX_HTML_DEPTH)
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("head > title")
     title = _collapse(title_node.text()) if title_node is not None else ""
@@ -137,8 +146,28 @@ def parse(html: str, *, source: str, mime: str = "text/html") -> Document:
     if tree.root is not None:
         walker.walk(tree.root)
     text, blocks = walker.out.finish()
-    metadata = {"title": title} if title else {}
+    metadata: dict[str, Any] = {"title": title} if title else {}
+    if walker.out.capped:
+        metadata["fallback"] = f"over {limits.MAX_BLOCKS:,} blocks: the rest has none"
+    if depth > limits.MAX_HTML_DEPTH:
+        metadata["fallback"] = (
+            f"HTML nests {depth} elements deep: tags past {limits.MAX_HTML_DEPTH} levels were "
+            "dropped before parsing (their text is kept)"
+        )
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
+
+
+def _as_text(html: str, source: str, mime: str) -> Document:
+    """A page too big for a tree: its text without markup, parsed as plain text."""
+    document = plain.parse(text_of(html), source=source)
+    why = (
+        f"over {limits.MAX_HTML_TAGS:,} tags: the markup was dropped and the text parsed as "
+        "plain text"
+    )
+    metadata = {**document.metadata, "fallback": why}
+    return Document.from_text(
+        document.text, source=source, mime=mime, blocks=document.blocks, metadata=metadata
+    )
 
 
 def _collapse(text: str, *, breaks: str = "\n") -> str:
@@ -162,6 +191,7 @@ class _Walker:
         self.inline: list[str] = []
         self.lists = 0  # open lists
         self.ordinals: list[int] = []  # next number of each open list, 0 when unordered
+        self.opened: list[bool] = []  # whether each open list made a block
 
     def walk(self, root: Any) -> None:
         """Visit ``root`` and everything under it."""
@@ -229,10 +259,14 @@ class _Walker:
         """Open the block ``node`` starts, if any; the children to visit."""
         children = list(node.iter(include_text=True))
         if tag in ("ul", "ol"):
-            gap = LINE_GAP if self.lists else BLOCK_GAP  # a nested list follows its item's line
-            self.out.open("list", level=HtmlLevel.BLOCK, metadata=self._meta(), gap=gap)
+            # Past _MAX_DEPTH (lists nested without items) a list is no block of its own.
+            opened = self.lists < _MAX_DEPTH
+            if opened:
+                gap = LINE_GAP if self.lists else BLOCK_GAP  # a nested list follows its item
+                self.out.open("list", level=HtmlLevel.BLOCK, metadata=self._meta(), gap=gap)
             self.lists += 1
             self.ordinals.append(1 if tag == "ol" else 0)
+            self.opened.append(opened)
         elif tag == "li":
             return self._item(node, children)
         return children
@@ -240,7 +274,8 @@ class _Walker:
     def _leave(self, tag: str) -> None:
         self._flush()
         if tag in ("ul", "ol"):
-            self.out.close()
+            if self.opened.pop():
+                self.out.close()
             self.lists -= 1
             self.ordinals.pop()
         elif tag == "li":

@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from fissure import limits
 from fissure.parse.captions import caption_title
 from fissure.parse.text import (
     line_end,
@@ -109,7 +110,13 @@ def parse(text: str, *, source: str) -> Document:
         Besides ATX and setext headings, a top-level paragraph line written as a MediaWiki
         heading (``= Title =``, ``== Section ==``, WikiText-103's ``= = Section = =``) is a
         heading of that many ``=``.
+
+    Raises:
+        ValueError: Over :data:`fissure.limits.MAX_MARKDOWN_LINES` lines (markdown-it keeps
+            up to 2 KB of tokens per line); the registry then parses it as plain text.
     """
+    if text.count("\n") > limits.MAX_MARKDOWN_LINES:
+        raise ValueError(f"Markdown of more than {limits.MAX_MARKDOWN_LINES:,} lines")
     return Document.from_text(text, source=source, mime=MIME, blocks=markdown_blocks(text))
 
 

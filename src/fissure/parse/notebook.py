@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 
+from fissure import limits
 from fissure.parse.markdown import markdown_blocks
 from fissure.parse.text import nest_sections, rstrip_end
 from fissure.types import Block, Document
@@ -46,8 +47,19 @@ def parse(text: str, *, source: str, outputs: bool = False) -> Document:
     Returns:
         A document whose blocks are ``cell`` blocks (``metadata["cell"]`` = cell index,
         ``metadata["cell_type"]``), grouped into ``section`` blocks by Markdown headings.
+
+    Raises:
+        ValueError: Over :data:`fissure.limits.MAX_CELLS` cells (nbformat keeps a few KB per
+            cell), or cells that are not notebook cells (nbformat reads them without
+            complaint); the registry then parses the file as plain text.
     """
-    notebook = nbformat.reads(text, as_version=4)
+    if text.count('"cell_type"') > limits.MAX_CELLS:
+        raise ValueError(f"a notebook of more than {limits.MAX_CELLS:,} cells")
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:  # nbformat on odd JSON
+        raise ValueError(f"not a valid notebook ({type(exc).__name__}: {exc})") from None
+    _check_cells(notebook)
     language = _language(notebook)
     parts: list[str] = []
     cells: list[Block] = []
@@ -107,8 +119,30 @@ def _add_outputs(cell: Any, index: int, parts: list[str], cells: list[Block], cu
     return cursor
 
 
+def _check_cells(notebook: Any) -> None:
+    """Raise ValueError unless every cell has a known type and a text source."""
+    cells = notebook.get("cells")
+    if not isinstance(cells, list):
+        raise ValueError("not a valid notebook: 'cells' is not a list")
+    for index, cell in enumerate(cells):
+        kind = cell.get("cell_type") if isinstance(cell, dict) else None
+        if kind not in ("code", "markdown", "raw"):
+            raise ValueError(f"not a valid notebook: cell {index} has cell_type {kind!r}")
+        if not isinstance(cell.get("source", ""), str):
+            raise ValueError(f"not a valid notebook: cell {index} has no text source")
+        outputs = cell.get("outputs", [])
+        if not isinstance(outputs, list) or not all(
+            isinstance(o, dict) and isinstance(o.get("output_type"), str) for o in outputs
+        ):
+            raise ValueError(f"not a valid notebook: cell {index} has malformed outputs")
+
+
 def _language(notebook: Any) -> str | None:
-    meta = notebook.get("metadata", {})
-    return (meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get(
-        "name"
-    )
+    meta = notebook.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    for key, field in (("kernelspec", "language"), ("language_info", "name")):
+        section = meta.get(key)
+        value = section.get(field) if isinstance(section, dict) else None
+        if isinstance(value, str) and value:
+            return value
+    return None

@@ -4,7 +4,8 @@ HTML and DOCX have no text of their own to index into: fissure writes one (parag
 apart by a blank line, table rows and list items one per line) and, as it writes, records
 where every block starts and ends. Sections follow the heading hierarchy, whatever the
 nesting of the source. Frames close in post-order, so the tree is built without recursion
-however deep the source is.
+however deep the source is. Past :data:`fissure.limits.MAX_BLOCKS` blocks the text is still
+written but no more blocks are made (``capped`` says so).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fissure import limits
 from fissure.types import Block
 
 BLOCK_GAP = "\n\n"
@@ -26,6 +28,7 @@ class _Frame:
     metadata: dict[str, Any]
     gap: str = BLOCK_GAP  # what separates the block from its neighbours
     depth: int = 0  # heading depth, for sections
+    silent: bool = False  # opened past the block cap: makes no block
     start: int | None = None
     children: list[Block] = field(default_factory=list)
 
@@ -48,6 +51,12 @@ class Outline:
         self._gap = ""
         self._stack: list[_Frame] = [_Frame("root", 0, None, {})]
         self._unstarted = 1  # frames from this index on have written nothing yet
+        self._budget = limits.BlockBudget()
+
+    @property
+    def capped(self) -> bool:
+        """Whether blocks were left out past ``MAX_BLOCKS`` (their text is written)."""
+        return self._budget.capped
 
     @property
     def depth(self) -> int:
@@ -98,9 +107,10 @@ class Outline:
             return
         self.request_gap(gap)
         start = self._write(text)
-        self._stack[-1].children.append(
-            Block(kind, start, self._pos, level, title, (), dict(metadata or {}))
-        )
+        if self._budget.take():
+            self._stack[-1].children.append(
+                Block(kind, start, self._pos, level, title, (), dict(metadata or {}))
+            )
 
     def open(
         self,
@@ -113,7 +123,9 @@ class Outline:
     ) -> None:
         """Open a block whose children follow (section, table, list, item)."""
         self.request_gap(gap)
-        self._stack.append(_Frame(kind, level, title, dict(metadata or {}), gap))
+        frame = _Frame(kind, level, title, dict(metadata or {}), gap)
+        frame.silent = not self._budget.take()
+        self._stack.append(frame)
 
     def write(self, text: str, *, gap: str = "") -> None:
         """Write text that belongs to the open block but is no block itself (a bullet)."""
@@ -125,6 +137,11 @@ class Outline:
         """Close the innermost open block; an empty one leaves no block behind."""
         frame = self._stack.pop()
         self._unstarted = min(self._unstarted, len(self._stack))
+        if frame.silent:
+            self._stack[-1].children.extend(frame.children)
+            if frame.start is not None:
+                self.request_gap(frame.gap)
+            return
         if frame.start is None:
             return
         block = Block(

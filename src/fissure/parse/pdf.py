@@ -29,6 +29,7 @@ from fissure.parse.pdf_layout import Line, page_lines, reading_order
 from fissure.parse.pdf_tables import aligned_runs, graphics, place, tables_on
 from fissure.parse.pdf_text import mark_furniture
 from fissure.parse.pdf_write import PAGE_SEPARATOR, PdfLevel, write
+from fissure.parse.pdfguard import check_streams
 from fissure.types import Document
 
 __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
@@ -75,6 +76,7 @@ def parse(
     """
     import pypdfium2 as pdfium
 
+    check_streams(data, source=source)  # a stream bomb is refused before pdfium inflates it
     try:
         document = pdfium.PdfDocument(bytes(data))
     except pdfium.PdfiumError as exc:

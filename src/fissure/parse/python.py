@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from fissure import limits
 from fissure.parse import text as plain
 from fissure.parse.text import line_starts
 from fissure.types import Block, Document
@@ -51,13 +52,18 @@ def parse(text: str, *, source: str) -> Document:
         A document whose blocks are the module docstring, import groups, runs of other
         statements (kind ``code``) and ``class``/``function`` blocks with ``method`` and
         nested entities as children; ``metadata["entity"]`` is the qualified name. Source
-        that does not parse falls back to the tree-sitter code parser, or to plain text,
-        with ``metadata["fallback"]`` saying why.
+        that does not parse, or that is over :data:`fissure.limits.MAX_AST_CHARS` (an
+        ``ast`` tree takes 60 to 140 bytes per character), falls back to the tree-sitter
+        code parser, or to plain text, with ``metadata["fallback"]`` saying why.
     """
+    if len(text) > limits.MAX_AST_CHARS:
+        why = f"{len(text):,} characters is over the {limits.MAX_AST_CHARS:,}-character ast limit"
+        return _fallback(text, source, why)
     try:
         tree = ast.parse(text, filename=source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return _fallback(text, source, exc)
+    except (SyntaxError, ValueError, RecursionError) as exc:
+        where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        return _fallback(text, source, f"Python did not parse ({type(exc).__name__}{where}: {exc})")
     lines = _Lines(text)
     blocks = _body_blocks(tree.body, lines, scope=_Scope(None), prev_end_line=0)
     return Document.from_text(text, source=source, mime=MIME, blocks=blocks)
@@ -211,13 +217,13 @@ def _is_docstring(node: ast.stmt) -> bool:
     )
 
 
-def _fallback(text: str, source: str, exc: BaseException) -> Document:
-    where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-    why = f"Python did not parse ({type(exc).__name__}{where}: {exc})"
+def _fallback(text: str, source: str, why: str) -> Document:
     try:
         code = importlib.import_module("fissure.parse.code")
         document = code.parse(text, source=source, mime=MIME)
         how = "parsed with the tree-sitter code parser"
+    except MemoryError:
+        raise
     except Exception as error:  # a missing module or a failing grammar: go coarser still
         document = plain.parse(text, source=source)
         reason = f"{type(error).__name__}: {error}".splitlines()[0][:200]

@@ -172,6 +172,8 @@ def _run_text(route: Route, text: str, source: str, mime: str, meta: dict[str, A
         if route.pass_mime:
             return parser(text, source=source, mime=mime)
         return parser(text, source=source)
+    except MemoryError:  # the document's memory cap: a limit, not a malformed file
+        raise
     except Exception as exc:  # a malformed file must never crash a run; say why instead
         meta["fallback"] = f"{_describe(route, exc)}; parsed as plain text"
         return plain.parse(text, source=source)
@@ -188,7 +190,7 @@ def _run_binary(
         if route.pass_mime:
             return parser(data, source=source, mime=mime)
         return parser(data, source=source)
-    except InputError:
+    except (InputError, MemoryError):
         raise
     except Exception as exc:
         raise InputError(f"{source}: {_describe(route, exc)}") from None

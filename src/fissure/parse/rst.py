@@ -13,6 +13,7 @@ import re
 from enum import IntEnum
 from typing import Any
 
+from fissure import limits
 from fissure.parse.text import line_end, line_starts, nest_sections, paragraph_spans
 from fissure.types import Block, Document
 
@@ -45,7 +46,14 @@ def parse(text: str, *, source: str) -> Document:
         A document of ``section`` blocks (title = section title, first child = the
         ``heading`` block with its adornments) around ``paragraph``, ``directive`` and
         ``code`` blocks.
+
+    Raises:
+        ValueError: Over :data:`fissure.limits.MAX_LINES` lines or
+            :data:`fissure.limits.MAX_BLOCKS` blocks (the registry then parses the text as
+            plain text, and says why).
     """
+    if text.count("\n") > limits.MAX_LINES:
+        raise ValueError(f"reStructuredText of more than {limits.MAX_LINES:,} lines")
     starts = line_starts(text)
     rows = [text[starts[i] : line_end(text, starts, i)] for i in range(len(starts))]
     headings = _headings(text, starts, rows)
@@ -56,6 +64,8 @@ def parse(text: str, *, source: str) -> Document:
         blocks.append(heading)
         cursor = heading.end
     blocks.extend(_body_blocks(text, cursor, len(text)))
+    if len(blocks) > limits.MAX_BLOCKS:
+        raise ValueError(f"reStructuredText of more than {limits.MAX_BLOCKS:,} blocks")
     return Document.from_text(text, source=source, mime=MIME, blocks=nest_sections(blocks))
 
 
@@ -108,7 +118,7 @@ def _body_blocks(text: str, start: int, end: int) -> list[Block]:
     or the ``::`` literal block they belong to."""
     blocks: list[Block] = []
     open_kind: str | None = None  # "directive" or "code" while indented paragraphs may join
-    for s, e in paragraph_spans(text, start, end):
+    for s, e in paragraph_spans(text, start, end, limit=limits.MAX_BLOCKS + 1):
         indented = text[s] in " \t"
         if indented and open_kind:
             last = blocks[-1]

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 
+from fissure import limits
 from fissure.types import Block, Document
 
 MIME = "text/plain"
@@ -72,11 +73,13 @@ def rstrip_end(text: str, start: int, end: int) -> int:
     return end
 
 
-def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+def paragraph_spans(
+    text: str, start: int = 0, end: int | None = None, *, limit: int | None = None
+) -> list[tuple[int, int]]:
     """Spans of the blank-line separated paragraphs in ``text[start:end]``.
 
     A span starts at the beginning of its first non-blank line (indentation kept) and ends
-    after its last non-space character.
+    after its last non-space character. With ``limit``, at most that many are found.
     """
     end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
@@ -84,6 +87,8 @@ def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> list[t
     for match in _PARAGRAPH_BREAK.finditer(text, start, end):
         _add_paragraph(text, cursor, match.start(), spans)
         cursor = match.end()
+        if limit is not None and len(spans) >= limit:
+            return spans
     _add_paragraph(text, cursor, end, spans)
     return spans
 
@@ -228,7 +233,15 @@ def parse(text: str, *, source: str) -> Document:
     Returns:
         A document whose blocks are its paragraphs (kind ``paragraph``), nested in
         ``section`` blocks where the text has MediaWiki-style heading lines
-        (``= Title =``, ``== Section ==``, WikiText-103's ``= = Section = =``).
+        (``= Title =``, ``== Section ==``, WikiText-103's ``= = Section = =``). Past
+        :data:`fissure.limits.MAX_BLOCKS` paragraphs, no blocks (the splitter finds the
+        paragraphs itself) and ``metadata["fallback"]`` says so.
     """
-    blocks = nest_sections(with_wiki_headings(text, paragraph_blocks(text)))
+    spans = paragraph_spans(text, limit=limits.MAX_BLOCKS + 1)
+    if len(spans) > limits.MAX_BLOCKS:  # each block costs a few hundred bytes
+        why = (f"over {limits.MAX_BLOCKS:,} paragraphs: split by the text's paragraphs and "
+               "lines without blocks")  # fmt: skip
+        return Document.from_text(text, source=source, mime=MIME, metadata={"fallback": why})
+    paragraphs = [Block("paragraph", s, e, TextLevel.PARAGRAPH) for s, e in spans]
+    blocks = nest_sections(with_wiki_headings(text, paragraphs))
     return Document.from_text(text, source=source, mime=MIME, blocks=blocks)

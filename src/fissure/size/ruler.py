@@ -27,6 +27,7 @@ from fissure.size.sizer import Sizer
 from fissure.size.textindex import TextIndex
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+_SEGMENT_BATCH = 1 << 16
 
 compiled_table: Any
 try:  # PartTable's compiled twin (see _parts.pyx), where it was built
@@ -86,12 +87,14 @@ class Ruler:
             keep[1:] = bucket[1:] != bucket[:-1]
             keep[-1] = True
             seams = seams[keep]
-        pos = seams.tolist()
-        segments = [text[a:b] for a, b in zip(pos[:-1], pos[1:], strict=True)]
-        counts = sizer.count_many(segments)
-        cum = np.zeros(len(pos), dtype=np.int64)
-        np.cumsum(counts, out=cum[1:])
-        self._set(seams, cum)
+        # Segments are counted a batch at a time: a list of every segment of an 18 MB line
+        # of words would hold millions of strings at once.
+        sizes = np.zeros(seams.size, dtype=np.int64)
+        for k in range(0, seams.size - 1, _SEGMENT_BATCH):
+            pos = seams[k : k + _SEGMENT_BATCH + 1].tolist()
+            segments = [text[a:b] for a, b in zip(pos[:-1], pos[1:], strict=True)]
+            sizes[k + 1 : k + len(pos)] = sizer.count_many(segments)
+        self._set(seams, np.cumsum(sizes))
 
     def _set(self, seams: np.ndarray, cum: np.ndarray) -> None:
         self._pos_a, self._cum_a = seams.astype(np.int64), cum.astype(np.int64)

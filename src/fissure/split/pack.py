@@ -16,6 +16,7 @@ from typing import NamedTuple
 from fissure.size import Ruler
 from fissure.size.ruler import Table
 from fissure.split.levels import Cuts, is_grapheme_break
+from fissure.split.windowed import WINDOW, WindowedTable
 from fissure.types import Block
 
 
@@ -67,6 +68,11 @@ class Piece(NamedTuple):
 # Units that a chunk may cut through only when the unit alone is over budget. A class
 # splitting into its methods is structure, not damage; a class with nothing inside to
 # split by is a unit like a function.
+# Parts split inside parts this deep have their Block children ignored and are cut by text
+# levels: packing recurses once per level, and a Block tree thousands deep (HTML lists
+# nested without items) would exhaust the stack.
+MAX_NESTING = 128
+
 ATOMIC = frozenset({"code", "function", "method", "row", "header", "front_matter", "cell"})
 WHOLE_WHEN_LEAF = frozenset({"class", "struct", "interface", "impl", "trait", "enum"})
 
@@ -102,6 +108,7 @@ class Packer:
         self.pieces: list[Piece] = []
         self.reserve: Callable[[int], int] | None = None
         self._inside: list[str] = []  # atomic units being cut through, outermost first
+        self._nesting: list[int] = []  # parts being split, outermost first (see MAX_NESTING)
 
     # ------------------------------------------------------------------ measuring
 
@@ -143,28 +150,9 @@ class Packer:
 
     def _pack(self, run: Run, table: Table | None = None) -> None:
         if table is None:
-            bounds = run.bounds
-            if (
-                len(bounds) == 2
-                and run.blocks is None
-                and self.ruler.counts_parts
-                and bounds[1] - bounds[0] > 4 * self.max_tokens  # a shorter one likely fits
-            ):
-                # One part: measure it by the finer parts it is split into if it does not
-                # fit, so that an oversized document is not counted twice.
-                child = self.expand(run, 0)
-                if child is not None:
-                    table = self.ruler.table(child.bounds, cap=self.max_tokens)
-                    last = len(child.bounds) - 2
-                    if not table.fits(0, last, self.room(table.start(0))):
-                        self._pack(child, table)
-                        return
-                    s, e = table.start(0), table.end(last)
-                    if s < e:
-                        size = table.size(0, last)
-                        self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
-                    return
-            table = self.ruler.table(run.bounds, cap=self.max_tokens)
+            table = self._measure(run)
+            if table is None:
+                return
         fits, full, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
         reserved = self.reserve is not None
         carry: int | None = None  # a small group waiting to join the next part's first piece
@@ -203,6 +191,46 @@ class Packer:
         if s < e:
             self.pieces.append(Piece(s, e, run.cut(i), table.size(i, j), self._damage()))
 
+    def _measure(self, run: Run) -> Table | None:
+        """The table to pack ``run`` by; ``None`` when ``run``, one part, was packed here."""
+        bounds = run.bounds
+        if (
+            len(bounds) == 2
+            and run.blocks is None
+            and self.ruler.counts_parts
+            and bounds[1] - bounds[0] > 4 * self.max_tokens  # a shorter one likely fits
+        ):
+            # One part: measure it by the finer parts it is split into if it does not
+            # fit, so that an oversized document is not counted twice.
+            child = self.expand(run, 0)
+            if child is not None and len(child.bounds) > WINDOW:
+                # Too many parts for one table: measure the part itself, up to the budget,
+                # and pack its parts window by window if it is over.
+                table = self.ruler.table(bounds, cap=self.max_tokens)
+                if table.fits(0, 0, self.room(table.start(0))):
+                    return table
+                self._pack(child)
+                return None
+            if child is not None:
+                table = self.ruler.table(child.bounds, cap=self.max_tokens)
+                last = len(child.bounds) - 2
+                if not table.fits(0, last, self.room(table.start(0))):
+                    self._pack(child, table)
+                    return None
+                s, e = table.start(0), table.end(last)
+                if s < e:
+                    size = table.size(0, last)
+                    self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
+                return None
+        return self._table(bounds)
+
+    def _table(self, bounds: list[int]) -> Table:
+        """Sizes of the runs of these parts: one table, or a window of one over a long run
+        (see :mod:`fissure.split.windowed`)."""
+        if len(bounds) > WINDOW:
+            return WindowedTable(self.ruler, bounds, self.max_tokens, WINDOW)
+        return self.ruler.table(bounds, cap=self.max_tokens)
+
     def _split_part(self, run: Run, k: int, carry: int | None) -> None:
         """Pack part ``k``, which is over budget, by its finer parts.
 
@@ -227,10 +255,12 @@ class Packer:
         damaged = _atomic(run.blocks[k] if run.blocks else None)
         if damaged:
             self._inside.append(damaged)
+        self._nesting.append(k)
         if child is not None:
             self._pack(child)
         else:
             self._cut_chars(run.bounds[k], run.bounds[k + 1], run.cut(k))
+        self._nesting.pop()
         if damaged:
             self._inside.pop()
 
@@ -239,7 +269,7 @@ class Packer:
         remain."""
         start, end, cut = run.bounds[k], run.bounds[k + 1], run.cut(k)
         block = run.blocks[k] if run.blocks else None
-        if block is not None and block.children:
+        if block is not None and block.children and len(self._nesting) < MAX_NESTING:
             return block_run(block.children, start, end, cut)
         levels, depth = run.levels, run.depth
         if block is not None:

@@ -48,6 +48,7 @@ LEAF_LEVELS: dict[str, Sequence[lv.Cuts]] = {
         "imports",
         "table",
         "row",
+        "rows",
         "header",
         "cell",
         "front_matter",

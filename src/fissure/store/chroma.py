@@ -319,6 +319,17 @@ class ChromaStore:
         """Every stored ``(chunk_id, text, metadata)``, page by page."""
         return _records(self._collection)
 
+    def source_items(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every stored ``(chunk_id, text, metadata)`` of one document, in chunk order."""
+        found = self._collection.get(
+            where={"source": source}, include=["documents", "metadatas"]  # type: ignore[list-item]
+        )
+        docs = found["documents"] or []
+        metas = found["metadatas"] or []
+        rows = [(i, t or "", dict(m or {})) for i, t, m in zip(found["ids"], docs, metas,
+                                                                strict=True)]  # fmt: skip
+        return sorted(rows, key=lambda row: int(row[2].get("index", 0)))
+
     def pieces(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """Every stored piece link ``(record_id, text, metadata)``, page by page."""
         return _records(self._pieces)

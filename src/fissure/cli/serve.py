@@ -1,0 +1,121 @@
+"""``fissure serve``: the ingestion service (HTTP API + engine) on a store folder.
+
+Every option is a :class:`~fissure.serve.settings.ServiceSettings` field of the same name,
+with that field's default (docs/service.md lists them all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from fissure.cli.output import MaxTokens, Tokenizer, fail
+from fissure.config import STRATEGIES, ChunkSettings
+from fissure.errors import FissureError
+from fissure.serve.settings import ServiceSettings
+
+D: dict[str, Any] = {f.name: f.default for f in fields(ServiceSettings) if f.default is not MISSING}
+
+
+def _opt(help: str) -> Any:  # noqa: A002 - typer's own keyword
+    return typer.Option(help=help)
+
+
+def serve(
+    store: Annotated[Path, _opt("Store folder: job queue, spool, manifest and Chroma.")] = D[
+        "store"
+    ],
+    host: Annotated[str, _opt("Address to listen on; anything but loopback needs API keys.")] = D[
+        "host"
+    ],
+    port: Annotated[int, _opt("TCP port.")] = D["port"],
+    api_workers: Annotated[int, _opt("HTTP worker processes.")] = D["api_workers"],
+    workers: Annotated[int | None, _opt("Parser processes (default: cores - 1, 1 to 4).")] = None,
+    keys_file: Annotated[
+        Path | None, _opt("API keys, hashed, one JSON line each (fissure key).")
+    ] = None,
+    allow_root: Annotated[
+        list[Path] | None, _opt("A server folder JSON uploads may name (repeatable).")
+    ] = None,
+    allow_github: Annotated[bool, _opt("Let JSON uploads name github: sources.")] = D[
+        "allow_github"
+    ],
+    embedder: Annotated[
+        str, _opt("minilm | minilm:bf16 | static | static:PATH | http:URL#MODEL | hashing")
+    ] = D["embedder"],
+    strategy: Annotated[
+        str, typer.Option("--strategy", "-s", help=f"One of: {', '.join(STRATEGIES)}.")
+    ] = "structural",
+    max_tokens: MaxTokens = None,
+    min_tokens: Annotated[int, _opt("Merge smaller chunks into a neighbour.")] = 0,
+    tokenizer: Tokenizer = "minilm",
+    timeout: Annotated[float, _opt("float one document may take to parse and split.")] = D[
+        "timeout"
+    ],
+    memory_mb: Annotated[int, _opt("Address-space cap per parser, MiB; 0: none.")] = D["memory_mb"],
+    recycle_after: Annotated[int, _opt("Replace a parser after this many documents.")] = D[
+        "recycle_after"
+    ],
+    batch_chunks: Annotated[int, _opt("Chunks per embedding batch, across documents.")] = D[
+        "batch_chunks"
+    ],
+    lease_seconds: Annotated[
+        float, _opt("A job's lease; a dead engine's jobs return after it.")
+    ] = D["lease_seconds"],
+    max_attempts: Annotated[int, _opt("Attempts before the dead-letter queue.")] = D[
+        "max_attempts"
+    ],
+    backoff_seconds: Annotated[
+        float, _opt("Wait before the first retry; doubles per attempt.")
+    ] = D["backoff_seconds"],
+    backoff_max_seconds: Annotated[float, _opt("Longest wait between attempts.")] = D[
+        "backoff_max_seconds"
+    ],
+    max_file_bytes: Annotated[int, _opt("Largest document (413).")] = D["max_file_bytes"],
+    max_request_bytes: Annotated[int, _opt("Largest request body (413).")] = D["max_request_bytes"],
+    max_files: Annotated[int, _opt("Most files per request (413).")] = D["max_files"],
+    max_queued: Annotated[int, _opt("Most jobs queued or running (429).")] = D["max_queued"],
+    max_spool_bytes: Annotated[int, _opt("Most bytes in the spool (429).")] = D["max_spool_bytes"],
+    retry_after_seconds: Annotated[int, _opt("Retry-After of a 429 or 503.")] = D[
+        "retry_after_seconds"
+    ],
+    retention_seconds: Annotated[float, _opt("Keep finished jobs and events this long.")] = D[
+        "retention_seconds"
+    ],
+    spool_retention_seconds: Annotated[float, _opt("Keep a finished job's bytes this long.")] = D[
+        "spool_retention_seconds"
+    ],
+    dlq_retention_seconds: Annotated[float, _opt("Keep failed jobs this long.")] = D[
+        "dlq_retention_seconds"
+    ],
+    purge_interval_seconds: Annotated[float, _opt("Purge this often.")] = D[
+        "purge_interval_seconds"
+    ],
+    max_query_k: Annotated[int, _opt("Largest k of a query.")] = D["max_query_k"],
+    plugin: Annotated[
+        list[str] | None, _opt("A module the parsers import first (repeatable).")
+    ] = None,
+) -> None:
+    """Serve the HTTP API: uploads are answered at once (202 + a job); the engine parses,
+    chunks, embeds and stores them behind a durable queue. See docs/service.md."""
+    from fissure.ingest import default_workers
+    from fissure.serve.supervisor import serve as run
+
+    given = dict(locals())
+    names = {f.name for f in fields(ServiceSettings)}
+    try:
+        settings = ServiceSettings(
+            **{k: v for k, v in given.items() if k in names and k not in ("workers", "memory_mb")},
+            workers=workers or default_workers(),
+            memory_mb=memory_mb or None,
+            chunk=ChunkSettings(strategy=strategy, max_tokens=max_tokens, min_tokens=min_tokens,
+                                tokenizer=tokenizer),
+            allowed_roots=tuple(p.resolve() for p in allow_root or ()),
+            plugins=tuple(plugin or ()),
+        )  # fmt: skip
+        run(settings)
+    except (FissureError, OSError) as exc:
+        fail(str(exc))

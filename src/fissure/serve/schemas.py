@@ -1,0 +1,225 @@
+"""The API's request and response bodies (pydantic), so the OpenAPI schema is exact."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from fissure.serve.jobs import Job
+
+State = Literal["queued", "running", "done", "failed"]
+Scalar = str | int | float | bool
+
+
+class ErrorBody(BaseModel):
+    """Why a request was refused."""
+
+    detail: str = Field(description="What went wrong and how to fix it.")
+
+
+class JobOut(BaseModel):
+    """A job: one document on its way into the store."""
+
+    id: str
+    document_id: str = Field(description="Content hash + settings fingerprint.")
+    namespace: str
+    name: str = Field(description="The client's file name (metadata only).")
+    origin: str = Field(description="'upload', or the source the server read it from.")
+    size: int = Field(description="Bytes.")
+    state: State
+    attempts: int
+    created: float = Field(description="Unix time the job was accepted.")
+    updated: float
+    started: float | None = Field(description="When the latest attempt started.")
+    finished: float | None
+    not_before: float | None = Field(description="Queued jobs wait until then (backoff).")
+    chunks: int | None = Field(description="Chunks stored, once done.")
+    error: ErrorOut | None = Field(description="The last failure (the DLQ reason).")
+
+    @classmethod
+    def of(cls, job: Job) -> JobOut:
+        """The API form of a queue job."""
+        error = None
+        if job.error_type:
+            error = ErrorOut(
+                stage=job.error_stage or "", type=job.error_type, message=job.error_message or ""
+            )
+        return cls(
+            id=job.id,
+            document_id=job.document_id,
+            namespace=job.namespace,
+            name=job.name,
+            origin=job.origin,
+            size=job.size,
+            state=job.state,
+            attempts=job.attempts,
+            created=job.created,
+            updated=job.updated,
+            started=job.started,
+            finished=job.finished,
+            not_before=job.not_before if job.state == "queued" else None,
+            chunks=job.chunks,
+            error=error,
+        )
+
+
+class ErrorOut(BaseModel):
+    """A failed attempt: the stage, the error type and its message."""
+
+    stage: str = Field(description="source, spool, parse, split, embed, store or lease.")
+    type: str = Field(description="e.g. InputError, Timeout, WorkerDied, LeaseExpired.")
+    message: str
+
+
+class SubmittedJob(JobOut):
+    """A job as a submission answers it."""
+
+    created_now: bool = Field(description="False when the same document was already there.")
+
+
+class Skipped(BaseModel):
+    """A file of a server-read source that was not queued, and why."""
+
+    name: str
+    reason: str
+
+
+class Accepted(BaseModel):
+    """The answer to an upload: one job per document."""
+
+    jobs: list[SubmittedJob]
+    skipped: list[Skipped] = Field(default_factory=list)
+    events_after: int = Field(
+        description="Follow /v1/events?after= this to see every later change of these jobs."
+    )
+
+
+class SourceRequest(BaseModel):
+    """A source the server reads itself."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="A path under an allowed root, git:PATH[@REV] (a repository under an "
+        "allowed root) or github:OWNER/REPO[@REF] (when the server allows GitHub).",
+    )
+
+
+class JobPage(BaseModel):
+    """One page of jobs."""
+
+    jobs: list[JobOut]
+    next_cursor: str | None = Field(description="Pass as cursor= for the next page.")
+
+
+class EventOut(BaseModel):
+    """A job's change of state (the data of a server-sent event)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    seq: int
+    job_id: str
+    document_id: str
+    state: State
+    attempts: int
+    time: float
+    message: str
+
+
+class DocumentOut(BaseModel):
+    """A document of the namespace."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    document_id: str
+    name: str
+    size: int
+    state: State
+    chunks: int | None
+    job_id: str | None
+    created: float
+    updated: float
+
+
+class ChunkOut(BaseModel):
+    """A stored chunk: ``text`` is exactly the document's text from ``start`` to ``end``."""
+
+    chunk_id: str
+    index: int
+    text: str
+    start: int
+    end: int
+    lines: tuple[int, int] = Field(description="First and last line, 1-based, inclusive.")
+    headings: list[str]
+    entity: str | None
+    page: int | None
+    cell: int | None
+    n_tokens: int
+    strategy: str
+
+
+class ChunksOut(BaseModel):
+    """A document's chunks, in order."""
+
+    document_id: str
+    state: State
+    chunks: list[ChunkOut]
+
+
+class Deleted(BaseModel):
+    """A document that left the store."""
+
+    document_id: str
+    deleted: bool
+
+
+class QueryIn(BaseModel):
+    """A search."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=20_000)
+    k: int = Field(default=5, ge=1, le=1000)
+    where: dict[str, Scalar] | None = Field(
+        default=None,
+        description="Equality filters on chunk metadata (all must hold): document_id, entity, "
+        "strategy, index, page …",
+    )
+    sub_weight: float | None = Field(
+        default=None, ge=0, le=1, description="Blend with the best sentence piece's score."
+    )
+
+    @field_validator("where")
+    @classmethod
+    def _plain_keys(cls, where: dict[str, Any] | None) -> dict[str, Any] | None:
+        if where and any(not k or k.startswith("$") for k in where):
+            raise ValueError("filter keys are metadata names, not operators")
+        return where
+
+
+class HitOut(ChunkOut):
+    """A search result."""
+
+    score: float = Field(description="Cosine similarity (higher is closer).")
+    document_id: str
+    name: str = Field(description="The document's file name.")
+
+
+class QueryOut(BaseModel):
+    """The hits, best first."""
+
+    hits: list[HitOut]
+
+
+class Health(BaseModel):
+    """Liveness or readiness."""
+
+    status: Literal["ok", "unavailable"]
+    detail: str = ""
+
+
+JobOut.model_rebuild()
+SubmittedJob.model_rebuild()

@@ -1,0 +1,171 @@
+"""The engine's side of the store: one store and manifest per namespace.
+
+A namespace is opened as ``fissure ingest`` opens one (:func:`fissure.store.open.open_store`):
+``default`` is the store folder itself, another namespace ``<store>/namespaces/<name>``, each
+with its own Chroma and manifest (origin ``serve:<namespace>``), so ``fissure query --store
+DIR`` searches the default namespace. Each namespace writes through its own
+:class:`~fissure.ingest.writer.Writer` (the crash-safe order of ``fissure ingest``: pending
+mark → embed → delete by source → upsert → manifest commit); a lock per namespace keeps a
+delete from interleaving with a write.
+
+The embedded Chroma must have one owner process: another process's queries would read a
+stale vector index. That owner is the engine; the API reaches it over
+:mod:`fissure.serve.rpc`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fissure.embed import Embedder
+from fissure.errors import ConfigError, InputError
+from fissure.ingest.pipeline import check_model, reconcile
+from fissure.ingest.workers import Outcome
+from fissure.ingest.writer import Writer
+from fissure.serve.jobs import DEFAULT_NAMESPACE, NAMESPACE
+from fissure.store.manifest import Failure, ManifestProtocol
+from fissure.store.open import close_store, open_store
+from fissure.store.protocol import Store
+
+log = logging.getLogger("fissure.serve")
+
+
+def origin_of(namespace: str) -> str:
+    """The manifest origin of a namespace."""
+    return f"serve:{namespace}"
+
+
+@dataclass
+class _Space:
+    store: Store
+    manifest: ManifestProtocol
+    writer: Writer
+    lock: threading.Lock
+
+
+class Spaces:
+    """The namespaces' stores, opened on first use.
+
+    Args:
+        folder: The store folder.
+        embedder: The service's embedder.
+        stamp: The settings fingerprint.
+        window_share: ``ChunkSettings.embed_window_share``.
+        embed_headings: ``ChunkSettings.embed_headings``.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        embedder: Embedder,
+        stamp: str,
+        *,
+        window_share: float = 0.6,
+        embed_headings: bool = False,
+    ) -> None:
+        self.folder = folder
+        self.embedder = embedder
+        self.stamp = stamp
+        self.window_share = window_share
+        self.embed_headings = embed_headings
+        self._spaces: dict[str, _Space] = {}
+        self._guard = threading.Lock()
+
+    def open(self, namespace: str) -> _Space:
+        """A namespace's store, manifest and writer.
+
+        Raises:
+            ConfigError: Its store was built with an embedder of another width.
+        """
+        with self._guard:
+            found = self._spaces.get(namespace)
+            if found is None:
+                store, manifest = open_store(self.folder, namespace=namespace)
+                try:
+                    check_model(manifest, self.embedder, self.folder)
+                    reconcile(store, manifest)  # what a killed engine left half-written
+                except BaseException:
+                    manifest.close()
+                    close_store(store)
+                    raise
+                writer = Writer(store, manifest, self.embedder, origin_of(namespace), self.stamp,
+                                {}, window_share=self.window_share,
+                                embed_headings=self.embed_headings)  # fmt: skip
+                found = self._spaces[namespace] = _Space(store, manifest, writer, threading.Lock())
+            return found
+
+    def recover(self) -> list[str]:
+        """Open every namespace the folder holds, which undoes half-written documents;
+        returns the names of those that opened (one that cannot is logged: its jobs will
+        fail with the reason).
+
+        Raises:
+            ConfigError: The default namespace cannot be used (the service cannot work).
+        """
+        self.open(DEFAULT_NAMESPACE)
+        names = [DEFAULT_NAMESPACE]
+        under = self.folder / "namespaces"
+        for path in sorted(under.iterdir()) if under.is_dir() else ():
+            if NAMESPACE.match(path.name):
+                try:
+                    self.open(path.name)
+                    names.append(path.name)
+                except ConfigError as exc:
+                    log.warning("namespace %s cannot be used: %s", path.name, exc)
+        return names
+
+    def write(
+        self, namespace: str, group: Sequence[Outcome], digests: dict[str, str]
+    ) -> list[Failure]:
+        """Embed and store one group of a namespace's documents; returns its failures."""
+        space = self.open(namespace)
+        writer = space.writer
+        with space.lock:
+            writer.digests.update(digests)
+            writer.timings.failures = []  # this group's, and nothing kept between groups
+            try:
+                writer.write(group)
+                return writer.timings.failures
+            finally:
+                writer.timings.failures = []
+                for source in digests:
+                    writer.digests.pop(source, None)
+
+    def delete(self, namespace: str, source: str) -> None:
+        """Remove a document's chunks and pieces, then its manifest rows."""
+        space = self.open(namespace)
+        with space.lock:
+            space.store.delete_sources([source])
+            space.manifest.forget([source])
+
+    def query(
+        self, namespace: str, vector: Any, k: int, where: dict[str, Any] | None,
+        sub_weight: float | None,
+    ) -> list[tuple[str, float, str, dict[str, Any]]]:  # fmt: skip
+        """The ``k`` nearest chunks of a namespace: ``(chunk_id, score, text, metadata)``."""
+        hits = self.open(namespace).store.query(vector, k, where, sub_weight=sub_weight)
+        return [(h.chunk_id, h.score, h.text, h.metadata) for h in hits]
+
+    def chunks(self, namespace: str, source: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """A document's stored chunks, in order.
+
+        Raises:
+            InputError: The store cannot list a document's chunks.
+        """
+        items = getattr(self.open(namespace).store, "source_items", None)
+        if items is None:
+            raise InputError("this store cannot list a document's chunks")
+        return list(items(source))
+
+    def close(self) -> None:
+        """Close every manifest and store."""
+        with self._guard:
+            for space in self._spaces.values():
+                space.manifest.close()
+                close_store(space.store)
+            self._spaces.clear()

@@ -1,0 +1,274 @@
+"""The JobQueue contract, run against every implementation in ``QUEUES``.
+
+A PostgreSQL queue joins by adding its factory to ``QUEUES``; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fissure.errors import InputError
+from fissure.serve.jobs import Completion, NewJob, Reason
+from fissure.serve.queue import JobQueue
+from fissure.serve.sqlite_queue import SQLiteQueue
+
+Factory = Callable[..., JobQueue]
+
+
+def _sqlite(folder: Path, **options: Any) -> JobQueue:
+    return SQLiteQueue(folder, **options)
+
+
+QUEUES: dict[str, Factory] = {"sqlite": _sqlite}
+
+
+@pytest.fixture(params=sorted(QUEUES))
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+    """Opens queues on one shared database (as several processes would)."""
+    opened: list[JobQueue] = []
+
+    def factory(**options: Any) -> JobQueue:
+        options.setdefault("backoff_seconds", 0.2)
+        queue = QUEUES[request.param](tmp_path, **options)
+        opened.append(queue)
+        return queue
+
+    yield factory
+    for queue in opened:
+        queue.close()
+
+
+def job(n: int, namespace: str = "a", size: int = 10) -> NewJob:
+    digest = hashlib.sha256(str(n).encode()).hexdigest()
+    return NewJob(namespace, f"{digest[:32]}-stamp", f"doc{n}.md", digest, size)
+
+
+BOOM = Reason("parse", "Timeout", "took too long")
+
+
+def test_submit_is_idempotent_per_namespace_and_document(make: Factory) -> None:
+    q = make()
+    first = q.submit([job(1), job(2)])
+    assert [s.created for s in first] == [True, True]
+    again = q.submit([job(1), job(1, namespace="b")])
+    assert again[0].job.id == first[0].job.id and not again[0].created
+    assert again[1].created and again[1].job.id != first[0].job.id
+    assert q.counts().by_state == {"queued": 3}
+    assert q.counts("a").by_state == {"queued": 2}
+
+
+def test_concurrent_submitters_make_one_job(make: Factory) -> None:
+    queues = [make() for _ in range(4)]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: queues[i % 4].submit([job(7)])[0], range(32)))
+    assert len({r.job.id for r in results}) == 1
+    assert sum(r.created for r in results) == 1
+
+
+def test_each_job_is_leased_to_one_worker(make: Factory) -> None:
+    q = make()
+    q.submit([job(i) for i in range(60)])
+    workers = [make() for _ in range(3)]
+    got: dict[str, list[str]] = {f"w{i}": [] for i in range(3)}
+
+    def work(i: int) -> None:
+        while leased := workers[i].lease(f"w{i}", 4, 30):
+            got[f"w{i}"].extend(j.id for j in leased)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [i for ids in got.values() for i in ids]
+    assert len(every) == len(set(every)) == 60
+    assert q.counts().by_state == {"running": 60}
+
+
+def test_a_lease_that_expires_moves_the_job_to_another_worker(make: Factory) -> None:
+    q = make()
+    q.submit([job(1)])
+    (held,) = q.lease("old", 1, 0.2)
+    assert held.attempts == 1 and held.state == "running"
+    assert q.lease("new", 1, 30) == []
+    time.sleep(0.3)
+    (taken,) = q.lease("new", 1, 30)
+    assert taken.id == held.id and taken.attempts == 2
+    # The old worker lost it: it can neither renew, complete nor fail it.
+    assert q.renew("old", [held.id], 30) == []
+    assert q.complete("old", [Completion(held.id, 3)]) == 0
+    assert q.fail("old", held.id, BOOM, retryable=False) is None
+    assert q.renew("new", [held.id], 30) == [held.id]
+    assert q.complete("new", [Completion(held.id, 3)]) == 1
+    done = q.get("a", held.id)
+    assert done is not None and done.state == "done" and done.chunks == 3
+
+
+def test_retries_back_off_then_end_in_the_dlq(make: Factory) -> None:
+    q = make(max_attempts=3, backoff_seconds=0.2)
+    q.submit([job(1)])
+    waits = []
+    for attempt in (1, 2):
+        (held,) = q.lease("w", 1, 30)
+        assert held.attempts == attempt
+        after = q.fail("w", held.id, BOOM, retryable=True)
+        assert after is not None and after.state == "queued" and after.not_before is not None
+        waits.append(after.not_before - after.updated)
+        assert q.lease("w", 1, 30) == []  # not before the backoff
+        time.sleep(waits[-1] + 0.05)
+    assert waits[1] == pytest.approx(2 * waits[0], rel=0.01)
+    (held,) = q.lease("w", 1, 30)
+    final = q.fail("w", held.id, BOOM, retryable=True)
+    assert final is not None and final.state == "failed" and final.attempts == 3
+    assert (final.error_stage, final.error_type, final.error_message) == (
+        "parse",
+        "Timeout",
+        "took too long",
+    )
+    record = q.document("a", held.document_id)
+    assert record is not None and record.state == "failed"
+
+
+def test_a_permanent_failure_goes_to_the_dlq_at_once(make: Factory) -> None:
+    q = make(max_attempts=5)
+    q.submit([job(1)])
+    (held,) = q.lease("w", 1, 30)
+    why = Reason("parse", "InputError", "not a readable PDF", "Traceback …")
+    after = q.fail("w", held.id, why, retryable=False)
+    assert after is not None and after.state == "failed" and after.attempts == 1
+    page = q.list_jobs("a", "failed", None, 10)
+    assert [j.id for j in page.jobs] == [held.id]
+
+
+def test_an_expired_last_attempt_is_a_dead_letter(make: Factory) -> None:
+    q = make(max_attempts=1)
+    q.submit([job(1)])
+    (held,) = q.lease("w", 1, 0.1)
+    time.sleep(0.2)
+    assert q.lease("w2", 1, 30) == []
+    dead = q.get("a", held.id)
+    assert dead is not None and dead.state == "failed" and dead.error_type == "LeaseExpired"
+
+
+def test_release_gives_back_a_workers_jobs(make: Factory) -> None:
+    q = make(max_attempts=2)
+    q.submit([job(1), job(2)])
+    first = q.lease("w", 2, 30)
+    assert q.release("w") == 2
+    assert {j.state for j in q.list_jobs("a", None, None, 10).jobs} == {"queued"}
+    second = q.lease("w", 2, 30)
+    assert {j.id for j in second} == {j.id for j in first}
+    assert q.release("w") == 2  # out of attempts now: both are dead letters
+    assert q.counts().by_state == {"failed": 2}
+
+
+def test_complete_stores_the_document_record(make: Factory) -> None:
+    q = make()
+    (submitted,) = q.submit([job(1, size=123)])
+    assert q.document("a", submitted.job.document_id).state == "queued"  # type: ignore[union-attr]
+    (held,) = q.lease("w", 1, 30)
+    q.complete("w", [Completion(held.id, 4)])
+    record = q.document("a", held.document_id)
+    assert record is not None
+    assert (record.state, record.chunks, record.size, record.job_id) == ("done", 4, 123, held.id)
+    assert q.finished_since(time.time() - 60) == (1, 4)
+
+
+def test_listing_pages_through_every_job_once(make: Factory) -> None:
+    q = make()
+    q.submit([job(i) for i in range(25)])
+    q.submit([job(i, namespace="b") for i in range(5)])
+    seen, cursor = [], None
+    while True:
+        page = q.list_jobs("a", None, cursor, 7)
+        seen.extend(j.id for j in page.jobs)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert len(seen) == len(set(seen)) == 25
+    held = q.lease("w", 3, 30)
+    running = q.list_jobs("a", "running", None, 100).jobs
+    assert {j.id for j in running} == {j.id for j in held}
+    with pytest.raises(InputError, match="cursor"):
+        q.list_jobs("a", None, "not-a-cursor", 10)
+
+
+def test_events_follow_every_change_in_order(make: Factory) -> None:
+    q = make()
+    q.submit([job(1)])
+    (held,) = q.lease("w", 1, 30)
+    q.complete("w", [Completion(held.id, 2)])
+    events = q.events("a", 0, 100)
+    assert [e.state for e in events] == ["queued", "running", "done"]
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
+    assert q.events("a", events[0].seq, 100) == events[1:]
+    assert q.last_event("a") == events[-1].seq
+    assert q.events("b", 0, 100) == [] and q.last_event("b") == 0
+
+
+def test_no_read_crosses_a_namespace(make: Factory) -> None:
+    q = make()
+    (mine,) = q.submit([job(1, namespace="a")])
+    (held,) = q.lease("w", 1, 30)
+    q.fail("w", held.id, BOOM, retryable=False)
+    doc = mine.job.document_id
+    assert q.get("b", mine.job.id) is None
+    assert q.list_jobs("b", None, None, 100).jobs == []
+    assert q.events("b", 0, 100) == []
+    assert q.document("b", doc) is None
+    assert q.retry("b", mine.job.id) is None
+    assert q.delete_failed("b", mine.job.id) is False
+    assert q.forget_document("b", doc) is False
+    assert q.get("a", mine.job.id) is not None and q.document("a", doc) is not None
+
+
+def test_dead_letters_can_be_retried_and_deleted(make: Factory) -> None:
+    q = make(max_attempts=1)
+    q.submit([job(1), job(2)])
+    for held in q.lease("w", 2, 30):
+        q.fail("w", held.id, BOOM, retryable=True)
+    one, two = q.list_jobs("a", "failed", None, 10).jobs
+    again = q.retry("a", one.id)
+    assert again is not None and again.state == "queued" and again.attempts == 0
+    assert q.retry("a", one.id) is None  # only dead letters
+    assert q.delete_failed("a", two.id) and q.get("a", two.id) is None
+    assert q.document("a", two.document_id) is None
+    (held,) = q.lease("w", 5, 30)
+    assert held.id == one.id
+
+
+def test_purge_keeps_documents_and_what_is_still_needed(make: Factory) -> None:
+    q = make(max_attempts=1)
+    q.submit([job(1, size=5), job(2, size=7), job(3, size=11)])
+    one, two, three = q.lease("w", 3, 30)
+    q.complete("w", [Completion(one.id, 2)])
+    q.fail("w", two.id, BOOM, retryable=False)
+    assert q.counts().spool_bytes == 23
+    cutoff = time.time() + 1
+    assert q.referenced([one.digest, two.digest, three.digest]) == {
+        one.digest,
+        two.digest,
+        three.digest,
+    }
+    q.purge(done_before=0, failed_before=0, spool_before=cutoff)  # only the bytes of done jobs
+    assert q.referenced([one.digest, two.digest]) == {two.digest}
+    assert q.counts().spool_bytes == 18
+    q.purge(done_before=cutoff, failed_before=cutoff, spool_before=cutoff)
+    assert q.get("a", one.id) is None and q.get("a", two.id) is None
+    assert q.get("a", three.id) is not None  # still running
+    assert q.events("a", 0, 100) == []
+    record = q.document("a", one.document_id)
+    assert record is not None and record.state == "done" and record.chunks == 2
+    assert q.document("a", two.document_id) is None
+    # The stored document sent again: a job that is done at once, nothing to redo.
+    (again,) = q.submit([job(1, size=5)])
+    assert again.created and again.job.state == "done" and again.job.chunks == 2
+    assert q.lease("w", 5, 30) == []

@@ -1,0 +1,120 @@
+"""End to end over HTTP: upload → 202 → the engine → chunks that equal ``fissure chunk``'s."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.serve.server import ROOT, Server, upload, wait_jobs
+
+CORPUS = ROOT / "tests" / "corpus"
+# One real file of every format (the corpus of the snapshot tests).
+FILES = sorted(p for p in CORPUS.rglob("*/*") if p.is_file() and p.parent.name != "fuzz")
+FIELDS = (
+    "text",
+    "start",
+    "end",
+    "lines",
+    "headings",
+    "entity",
+    "page",
+    "cell",
+    "n_tokens",
+    "index",
+    "strategy",
+)
+
+
+def _fissure_chunk(path: Path) -> list[dict[str, object]]:
+    """What ``fissure chunk`` prints for ``path``, one dict per chunk."""
+    out = subprocess.run(
+        [sys.executable, "-m", "fissure", "chunk", str(path)],
+        capture_output=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+    ).stdout.decode()
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_uploads_are_chunked_exactly_as_fissure_chunk_does(server: Server) -> None:
+    files = FILES
+    assert {p.suffix for p in files} >= {".md", ".py", ".pdf", ".docx", ".ipynb", ".html"}
+    with server.client() as client:
+        answer = upload(client, [(p.name, p.read_bytes()) for p in files])
+        assert answer.status_code == 202, answer.text
+        jobs = answer.json()["jobs"]
+        assert [j["name"] for j in jobs] == [p.name for p in files]
+        assert answer.headers["location"] == "/v1/jobs"
+        done = wait_jobs(client, [j["id"] for j in jobs])
+        assert {j["state"] for j in done.values()} == {"done"}, done
+        for path, job in zip(files, jobs, strict=True):
+            served = client.get(f"/v1/documents/{job['document_id']}/chunks").json()["chunks"]
+            want = _fissure_chunk(path)
+            assert len(served) == len(want) == done[job["id"]]["chunks"], path.name
+            for got, expected in zip(served, want, strict=True):
+                got["lines"] = list(got["lines"])
+                assert {k: got[k] for k in FIELDS} == {k: expected[k] for k in FIELDS}, path.name
+
+
+def test_the_same_bytes_twice_are_one_job(server: Server) -> None:
+    data = b"# Twice\n\nThe same bytes, sent twice, make one job.\n"
+    with server.client() as client:
+        first = upload(client, [("twice.md", data)]).json()["jobs"][0]
+        again = upload(client, [("other-name.md", data)]).json()["jobs"][0]
+        assert first["created_now"] and not again["created_now"]
+        assert again["id"] == first["id"] and again["document_id"] == first["document_id"]
+        wait_jobs(client, [first["id"]])
+        third = upload(client, [("twice.md", data)])
+        assert third.status_code == 202 and third.json()["jobs"][0]["id"] == first["id"]
+        page = client.get("/v1/jobs", params={"limit": 1000}).json()
+        assert sum(j["document_id"] == first["document_id"] for j in page["jobs"]) == 1
+
+
+def test_a_stored_document_is_found_by_a_query(server: Server) -> None:
+    data = b"# Seismographs\n\nA seismograph records the tremors of the quaking ground.\n"
+    with server.client() as client:
+        job = upload(client, [("seismo.md", data)]).json()["jobs"][0]
+        assert wait_jobs(client, [job["id"]])[job["id"]]["state"] == "done"
+        hits = client.post("/v1/query", json={"text": "seismograph tremors quaking", "k": 3})
+        assert hits.status_code == 200, hits.text
+        best = hits.json()["hits"][0]
+        assert best["document_id"] == job["document_id"] and best["name"] == "seismo.md"
+        assert best["text"] == data.decode().rstrip("\n") and best["headings"] == ["Seismographs"]
+        only = client.post(
+            "/v1/query",
+            json={"text": "tremors", "k": 5, "where": {"document_id": job["document_id"]}},
+        )
+        assert {h["document_id"] for h in only.json()["hits"]} == {job["document_id"]}
+
+
+def test_traversal_names_are_metadata_only(server: Server, tmp_path: Path) -> None:
+    with server.client() as client:
+        answer = upload(
+            client,
+            [
+                ("../../etc/passwd", b"root:x:0:0\n"),
+                ("..\\..\\boot.ini", b"[boot]\n"),
+                ("/abs/../x.md", b"# x\n"),
+            ],
+        )
+        assert answer.status_code == 202, answer.text
+        names = [j["name"] for j in answer.json()["jobs"]]
+        assert names == ["etc/passwd", "boot.ini", "abs/x.md"]
+        wait_jobs(client, [j["id"] for j in answer.json()["jobs"]])
+    spooled = {p.name for p in (server.store / "spool").rglob("*") if p.is_file()}
+    assert not any("passwd" in n or "boot" in n for n in spooled)
+    assert all(len(n) == 64 for n in spooled)
+    assert Path("/etc/passwd").read_text().startswith("root:")
+
+
+@pytest.mark.parametrize(
+    "route", ["/v1/jobs/nope", "/v1/documents/nope", "/v1/documents/nope/chunks"]
+)
+def test_unknown_ids_are_404(server: Server, route: str) -> None:
+    with server.client() as client:
+        answer = client.get(route)
+        assert answer.status_code == 404 and "no " in answer.json()["detail"]
