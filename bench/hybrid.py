@@ -52,7 +52,6 @@ DEFAULTS = "structural:254+tok=minilm"
 CONSTANTS = (2, 5, 10, 20, 30, 60, 100)
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 LEXERS = ("words", "trigram")
-HALVES = ("even", "odd")
 _WORD = re.compile(r"\w+")
 
 
@@ -308,12 +307,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / ".fissure" / "cache")
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--costs", type=Path, help="Markdown of bench.hybrid_costs to append")
+    parser.add_argument("--embedder", default="minilm", help="hashing: a model-free smoke pass")
     args = parser.parse_args(argv)
     if not CODE.is_file():
         from fissure.eval.codelookup import main as build
 
         build([str(CODE.parent)])
-    embedder = cast(Embedder, CachedEmbedder(load_embedder("minilm"), args.cache))
+    embedder = cast(Embedder, CachedEmbedder(load_embedder(args.embedder), args.cache))
     started = time.perf_counter()
     names = ["code"] if args.smoke else (args.bench or list(BENCHES))
     results = [run_bench(BENCHES[n], embedder, 20 if args.smoke else None) for n in names]

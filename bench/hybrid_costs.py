@@ -92,12 +92,13 @@ def embed_latency(embedder: Embedder, questions: list[str]) -> tuple[float, floa
     return float(np.percentile(times, 50)), float(np.percentile(times, 99))
 
 
-def measure(name: str, runs: int, limit: int | None, cache: Path) -> list[str]:
+def measure(name: str, runs: int, limit: int | None, cache: Path,
+            embedder: str = "minilm") -> list[str]:  # fmt: skip
     """One benchmark's cost table: dense, then lexical and hybrid with each tokenizer."""
     path, corpus_dir = BENCHES[name]
     dataset = load_dataset(path)
     questions = [q.query for q in dataset.questions][:limit]
-    model = load_embedder("minilm")
+    model = load_embedder(embedder)
     cached = cast(Embedder, CachedEmbedder(model, cache))
     root = Path(tempfile.mkdtemp(prefix="fissure-hybrid-costs-"))
     try:
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="20 code questions, 1 run")
     parser.add_argument("--cache", type=Path, default=ROOT / ".fissure" / "cache")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--embedder", default="minilm", help="hashing: a model-free smoke pass")
     args = parser.parse_args(argv)
     names = ["code"] if args.smoke else (args.bench or list(BENCHES))
     parts = ["## Costs per mode (through the product)", "",
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
              "run's p50/p99.", ""]  # fmt: skip
     for name in names:
         parts += measure(name, 1 if args.smoke else args.runs, 20 if args.smoke else None,
-                         args.cache)  # fmt: skip
+                         args.cache, args.embedder)  # fmt: skip
     text = "\n".join(parts)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
