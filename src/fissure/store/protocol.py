@@ -18,7 +18,8 @@ class Hit:
 
     Attributes:
         chunk_id: The chunk's stable id.
-        score: Cosine similarity to the query (higher is closer).
+        score: Higher is closer: the cosine to the query (``dense``), BM25 (``lexical``)
+            or the fused rank score (``hybrid``).
         text: The chunk's exact text.
         metadata: What the store kept about the chunk (``source``, ``lines`` …).
         copies: How many chunks of its document the hit stands for: itself and its
