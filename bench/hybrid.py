@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     names = ["code"] if args.smoke else (args.bench or list(BENCHES))
     results = [run_bench(BENCHES[n], embedder, 20 if args.smoke else None) for n in names]
-    dump = ROOT / ".fissure" / "eval" / "hybrid.json"
+    dump = ROOT / ".fissure" / "eval" / ("hybrid-smoke.json" if args.smoke else "hybrid.json")
     dump.parent.mkdir(parents=True, exist_ok=True)
     dump.write_text(json.dumps({r["bench"].key + " " + r["bench"].name: {
         "|".join(map(str, k)): {m: v.scores[m] for m, _ in r["bench"].columns}

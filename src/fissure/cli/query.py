@@ -70,8 +70,10 @@ def query(
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
 
-    Every chunk is scored exactly up to a million chunks (docs/store.md). The score is
-    the cosine (--mode dense), BM25 (lexical) or the fused rank score (hybrid).
+    By default (folder stores) the ranking is hybrid: cosine and BM25 rankings fused,
+    chosen held out (docs/store.md). Every chunk is scored exactly up to a million
+    chunks. The score is the cosine (--mode dense), BM25 (lexical) or the fused rank
+    score (hybrid).
 
     Exit status: 0 answered (even with no hits), 2 an error (no store, bad option …).
     """
