@@ -102,6 +102,7 @@ class ChromaStore:
         self._name = collection
         self._lexical: LexicalIndex | None = None
         self._lexer = lexer
+        self._lexical_synced = False
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         """Add or replace chunks; ids are the chunks' content-addressed ``chunk_id``."""
@@ -228,10 +229,11 @@ class ChromaStore:
         when it holds fewer chunks (a store made before it existed). A folder that cannot
         be written keeps a rebuilt index in memory for this process."""
         index = self._open_lexical()
-        if index.count() < self.count():
+        if not self._lexical_synced:  # once per process: writes keep it in step after
             with self._exact.writing():
                 if index.count() < self.count():
                     index.replace((i, str(m.get("source", "")), t) for i, t, m in self.items())
+            self._lexical_synced = True
         return index
 
     def _open_lexical(self) -> LexicalIndex:
