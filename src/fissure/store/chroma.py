@@ -20,7 +20,6 @@ Chroma on upsert, after it on delete, so at any crash it holds every chunk Chrom
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,7 @@ import numpy as np
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.exact import Batch, Rows, VectorFile, memory_rows
 from fissure.store.fusion import Fusion, check_mode
-from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex
-from fissure.store.lexical import FILENAME as LEXICAL
+from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex, open_beside
 from fissure.store.protocol import Hit, Piece
 from fissure.store.ranking import id_keys, text_keys, unit, unit_rows
 from fissure.store.search import SEARCHES, Plan, Search
@@ -238,13 +236,7 @@ class ChromaStore:
 
     def _open_lexical(self) -> LexicalIndex:
         if self._lexical is None:
-            try:
-                self._lexical = LexicalIndex(self.folder / LEXICAL, self._name, self._lexer,
-                                             reset=True)  # fmt: skip
-            except ConfigError:
-                if self.folder.joinpath(LEXICAL).exists() or os.access(self.folder, os.W_OK):
-                    raise
-                self._lexical = LexicalIndex(":memory:", self._name, self._lexer)
+            self._lexical = open_beside(self.folder, self._name, self._lexer)
         return self._lexical
 
     def lexical_search(self, text: str, limit: int | None) -> list[tuple[str, float]]:

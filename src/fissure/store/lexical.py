@@ -30,6 +30,7 @@ FTS5 table ``<name>_fts`` with the same rowid. Writes are one transaction each, 
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -222,3 +223,19 @@ class LexicalIndex:
                f"JOIN {self._fts} f ON f.rowid = r.rowid")  # fmt: skip
         with self._lock:
             return {i: (s, t) for i, s, t in self._conn.execute(sql)}
+
+
+def open_beside(folder: Path, name: str, tokenizer: str = DEFAULT_TOKENIZER) -> LexicalIndex:
+    """A store folder's lexical index (:data:`FILENAME` inside it), rebuilt empty when it
+    was built with another tokenizer; in memory when the folder cannot be written and has
+    none (the caller fills it from the store).
+
+    Raises:
+        ConfigError: The file is there but cannot be opened.
+    """
+    try:
+        return LexicalIndex(folder / FILENAME, name, tokenizer, reset=True)
+    except ConfigError:
+        if (folder / FILENAME).exists() or os.access(folder, os.W_OK):
+            raise
+        return LexicalIndex(":memory:", name, tokenizer)
