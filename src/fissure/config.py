@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from fissure.errors import ConfigError
 
@@ -181,6 +182,41 @@ class ChunkSettings:
             )
         if not isinstance(self.dedup, bool):
             raise ConfigError(f"dedup must be True or False, got {self.dedup!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON-ready data (``separators`` a list), as a manifest records them.
+
+        >>> ChunkSettings(max_tokens=200).to_dict()["max_tokens"]
+        200
+        """
+        data = asdict(self)
+        if self.separators is not None:
+            data["separators"] = list(self.separators)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChunkSettings:
+        """Settings from :meth:`to_dict`'s data; fields it lacks take their defaults.
+
+        Raises:
+            ConfigError: A key that is not a field (settings written by another version of
+                fissure, or a typo), or values that cannot work.
+
+        >>> s = ChunkSettings(strategy="recursive", separators=("\\n\\n", " "))
+        >>> ChunkSettings.from_dict(s.to_dict()) == s
+        True
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown chunk setting(s) {', '.join(unknown)}: known are "
+                f"{', '.join(sorted(known))}"
+            )
+        values = dict(data)
+        if values.get("separators") is not None:
+            values["separators"] = tuple(values["separators"])
+        return cls(**values)
 
     @property
     def semantic(self) -> bool:

@@ -1,14 +1,18 @@
-"""fissure's core nouns: Document, Block and Chunk.
+"""fissure's core nouns: Document, Block and Chunk, and the Embedder protocol.
 
-All three are frozen dataclasses. Offsets are character offsets into ``Document.text``;
+The nouns are frozen dataclasses. Offsets are character offsets into ``Document.text``;
 ``document.text[chunk.start:chunk.end] == chunk.text`` holds for every chunk fissure makes.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _digest(*parts: str) -> str:
@@ -203,3 +207,28 @@ class Chunk:
 # The slot setters of Chunk's fields, in field order (see Chunk.__init__).
 CHUNK_FIELDS: tuple[str, ...] = tuple(Chunk.__dataclass_fields__)
 _SETTERS: tuple[Any, ...] = tuple(Chunk.__dict__[name].__set__ for name in CHUNK_FIELDS)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into vectors.
+
+    Attributes:
+        dim: Width of each vector.
+        max_tokens: The model's input limit in its own tokens, special tokens excluded;
+            text past it is truncated by the model, so chunks should fit under it.
+        model_id: A stable name of the model and its settings; caches key on it.
+    """
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows of unit length."""
+        ...

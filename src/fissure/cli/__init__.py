@@ -7,6 +7,7 @@ import sys
 import typer
 
 from fissure.cli import chunk as chunk_cmd
+from fissure.cli import config as config_cmd
 from fissure.cli import dlq as dlq_cmd
 from fissure.cli import estimate as estimate_cmd
 from fissure.cli import eval as eval_cmd
@@ -40,6 +41,7 @@ app.command("recommend")(recommend_cmd.recommend)
 app.command("estimate")(estimate_cmd.estimate)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
+app.add_typer(config_cmd.app, name="config")
 
 
 @app.callback()

@@ -22,30 +22,37 @@ from typing import IO, Annotated
 import typer
 
 from fissure.chunker import Chunker, check_budget
-from fissure.cli.output import (
+from fissure.cli.common import settings_for
+from fissure.cli.options import (
+    Breakpoint,
+    BreakpointAmount,
+    ConfigFile,
     Embedder,
     FollowOutsideLinks,
+    Language,
     MaxBytes,
     MaxInflateMb,
     MaxTokens,
     MemoryMb,
+    MinTokens,
+    NoConfig,
+    OverlapTokens,
+    PrependContext,
+    Preset,
+    Strategy,
+    TargetChunks,
     Timeout,
     TimeoutPerMb,
     Tokenizer,
-    display,
-    err,
-    fail,
-    print_table,
-    printable,
-    write_jsonl,
 )
-from fissure.config import STRATEGIES, ChunkSettings
+from fissure.cli.output import display, err, fail, print_table, printable, write_jsonl
+from fissure.config import ChunkSettings
 from fissure.errors import FissureError, InputError
 from fissure.ingest.workers import Outcome, Task, WorkerPool, plugin_modules
 from fissure.limits import Limits
 from fissure.size import as_sizer
 from fissure.source import iter_files
-from fissure.source.files import DEFAULT_MAX_BYTES, Found
+from fissure.source.files import Found
 from fissure.source.names import path_name
 from fissure.source.read import read_file
 
@@ -54,17 +61,14 @@ INLINE_BYTES = 256 * 1024
 
 
 def chunk(
+    ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
-    strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help=f"One of: {', '.join(STRATEGIES)}.")
-    ] = "structural",
+    strategy: Strategy = None,
     max_tokens: MaxTokens = None,
-    min_tokens: Annotated[int, typer.Option(help="Merge smaller chunks into a neighbour.")] = 0,
-    overlap_tokens: Annotated[int, typer.Option(help="Extend chunks backwards by this much.")] = 0,
-    tokenizer: Tokenizer = "minilm",
-    language: Annotated[
-        str | None, typer.Option(help="Separator preset for --strategy recursive.")
-    ] = None,
+    min_tokens: MinTokens = None,
+    overlap_tokens: OverlapTokens = None,
+    tokenizer: Tokenizer = None,
+    language: Language = None,
     mime: Annotated[
         str | None, typer.Option(help="Parse every file as this MIME type (skip detection).")
     ] = None,
@@ -72,52 +76,37 @@ def chunk(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
-    max_bytes: MaxBytes = DEFAULT_MAX_BYTES,
-    follow_outside_links: FollowOutsideLinks = False,
-    prepend_context: Annotated[
-        bool, typer.Option(help="Count each chunk's context line inside its budget.")
-    ] = False,
-    embedder: Embedder = "minilm:auto",
-    breakpoint: Annotated[
-        str,
-        typer.Option(help="percentile | standard_deviation | interquartile | gradient"),
-    ] = "percentile",
-    breakpoint_amount: Annotated[
-        float | None, typer.Option(help="The breakpoint method's amount.")
-    ] = None,
-    target_chunks: Annotated[
-        int | None, typer.Option(help="Semantic: cut at the strongest N-1 boundaries.")
-    ] = None,
-    timeout: Timeout = 120,
-    timeout_per_mb: TimeoutPerMb = 10,
-    memory_mb: MemoryMb = 4096,
-    max_inflate_mb: MaxInflateMb = 256,
+    max_bytes: MaxBytes = None,
+    follow_outside_links: FollowOutsideLinks = None,
+    prepend_context: PrependContext = None,
+    embedder: Embedder = None,
+    breakpoint: Breakpoint = None,
+    breakpoint_amount: BreakpointAmount = None,
+    target_chunks: TargetChunks = None,
+    timeout: Timeout = None,
+    timeout_per_mb: TimeoutPerMb = None,
+    memory_mb: MemoryMb = None,
+    max_inflate_mb: MaxInflateMb = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Split documents into chunks with exact offsets and a hard token budget.
 
     Each document runs under --memory-mb, --timeout (+ --timeout-per-mb) and
     --max-inflate-mb; one that breaks a limit is skipped with the reason, and the run goes on.
+    Settings come from the flags, --preset, fissure.toml and the built-in defaults, in that
+    order (fissure config show prints them).
     """
     if fmt not in ("jsonl", "table"):
         fail(f"unknown --format {fmt!r}: use jsonl or table")
     try:
-        settings = ChunkSettings(
-            strategy=strategy,
-            max_tokens=max_tokens,
-            min_tokens=min_tokens,
-            overlap_tokens=overlap_tokens,
-            tokenizer=tokenizer,
-            language=language,
-            prepend_context=prepend_context,
-            embedder=embedder,
-            breakpoint=breakpoint,
-            breakpoint_amount=breakpoint_amount,
-            target_chunks=target_chunks,
-        )
-        limits = Limits(memory_mb or None, timeout, timeout_per_mb, max_inflate_mb)
-        runner = _Runner(settings, limits, mime, follow_outside_links)
-        files = list(iter_files(paths, max_bytes=max_bytes,
-                                follow_outside_links=follow_outside_links))  # fmt: skip
+        settings = settings_for(ctx)
+        run = settings.ingest
+        max_bytes, follow = settings.source.max_bytes, settings.source.follow_outside_links
+        limits = Limits(run.memory_mb or None, run.timeout, run.timeout_per_mb, run.max_inflate_mb)
+        runner = _Runner(settings.chunk, limits, mime, follow)
+        files = list(iter_files(paths, max_bytes=max_bytes, follow_outside_links=follow))
     except FissureError as exc:
         fail(str(exc))
     sink = open(output, "w", encoding="utf-8") if output else nullcontext(sys.stdout)  # noqa: SIM115

@@ -7,14 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import (
-    DEFAULT_STORE,
-    StoreOption,
-    cache_folder,
-    open_existing,
-    print_summary,
-)
-from fissure.cli.output import display, err, fail, printable
+from fissure.cli.common import open_existing, settings_for
+from fissure.cli.options import ConfigFile, NoConfig, Preset, Store
+from fissure.cli.output import display, err, fail, print_summary, printable
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -34,11 +29,15 @@ def _manifest(store: str) -> ManifestProtocol:
 
 @app.command("list")
 def list_(
-    store: StoreOption = DEFAULT_STORE,
+    ctx: typer.Context,
+    store: Store = None,
     traceback: Annotated[bool, typer.Option("--traceback", help="Show tracebacks.")] = False,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Every failed document: source, stage, error and when."""
-    manifest = _manifest(store)
+    manifest = _manifest(settings_for(ctx).store.path)
     failures = manifest.failures()
     manifest.close()
     for f in failures:
@@ -53,20 +52,30 @@ def list_(
 
 @app.command("retry")
 def retry(
-    store: StoreOption = DEFAULT_STORE,
-    timeout: Annotated[
-        float | None, typer.Option(help="Per-document timeout (default: the last run's).")
+    ctx: typer.Context,
+    store: Store = None,
+    retry_timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Per-document timeout (default: the last run's)."),
     ] = None,
-    timeout_per_mb: Annotated[
-        float | None, typer.Option(help="Extra seconds per MB (default: the last run's).")
+    retry_timeout_per_mb: Annotated[
+        float | None,
+        typer.Option("--timeout-per-mb", help="Extra seconds per MB (default: the last run's)."),
     ] = None,
-    memory_mb: Annotated[
-        int | None, typer.Option(help="Memory cap per worker, MiB (default: the last run's).")
-    ] = None,
-    max_inflate_mb: Annotated[
+    retry_memory_mb: Annotated[
         int | None,
-        typer.Option(help="How far compressed content may inflate, MiB (default: the last run's)."),
+        typer.Option("--memory-mb", help="Memory cap per worker, MiB (default: the last run's)."),
     ] = None,
+    retry_max_inflate_mb: Annotated[
+        int | None,
+        typer.Option(
+            "--max-inflate-mb",
+            help="How far compressed content may inflate, MiB (default: the last run's).",
+        ),
+    ] = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Ingest the failed documents again, with the settings of their last run.
 
@@ -75,7 +84,10 @@ def retry(
     from fissure.config import ChunkSettings
     from fissure.embed import load_embedder
     from fissure.ingest import Options, ingest, open_source
+    from fissure.store.open import cache_folder
 
+    settings = settings_for(ctx)
+    store = settings.store.path
     manifest = _manifest(store)
     failures, runs = manifest.failures(), manifest.runs()
     manifest.close()
@@ -87,18 +99,24 @@ def retry(
     try:
         for origin in origins:
             spec, config, _ = runs[origin]
-            raw = dict(config["settings"])
-            if raw.get("separators") is not None:
-                raw["separators"] = tuple(raw["separators"])
-            given = {"timeout": timeout, "timeout_per_mb": timeout_per_mb,
-                     "memory_mb": memory_mb, "max_inflate_mb": max_inflate_mb}  # fmt: skip
-            limits: dict[str, Any] = {k: v if v is not None else config[k] for k, v in
-                                      given.items() if v is not None or k in config}  # fmt: skip
-            options = Options(settings=ChunkSettings(**raw), **limits)
+            # A limit given here wins, then the last run's, then the settings in force.
+            given = {
+                "timeout": retry_timeout,
+                "timeout_per_mb": retry_timeout_per_mb,
+                "memory_mb": retry_memory_mb,
+                "max_inflate_mb": retry_max_inflate_mb,
+            }
+            limits: dict[str, Any] = {
+                k: v if v is not None else config.get(k, getattr(settings.ingest, k))
+                for k, v in given.items()
+            }
+            if limits["memory_mb"] == 0:
+                limits["memory_mb"] = None
+            options = Options(settings=ChunkSettings.from_dict(config["settings"]), **limits)
             force = {f.source for f in failures if f.origin == origin}
             source = open_source(spec, cache_dir=cache_folder(store))
-            model = load_embedder(config.get("embedder") or "minilm")
-            named = config.get("embedder") or "minilm"
+            model = load_embedder(config.get("embedder") or settings.ingest.embedder)
+            named = config.get("embedder") or settings.ingest.embedder
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
                              force=force)  # fmt: skip
             print_summary(summary)
@@ -111,13 +129,17 @@ def retry(
 
 @app.command("clear")
 def clear(
-    store: StoreOption = DEFAULT_STORE,
+    ctx: typer.Context,
+    store: Store = None,
     source: Annotated[
         list[str] | None, typer.Option(help="Only these sources (default: all).")
     ] = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Forget failures; the next ingest tries those documents again."""
-    manifest = _manifest(store)
+    manifest = _manifest(settings_for(ctx).store.path)
     n = manifest.clear_failures(source or None)
     manifest.close()
     err.print(f"cleared {n} dead letters")

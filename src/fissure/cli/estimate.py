@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.output import MaxTokens, Tokenizer, fail
-from fissure.cli.recommend import Sample, Seed, _size
+from fissure.cli.common import settings_for
+from fissure.cli.options import (
+    ConfigFile,
+    EmbedHeadings,
+    MaxTokens,
+    MinTokens,
+    NoConfig,
+    OverlapTokens,
+    PrependContext,
+    Preset,
+    Sample,
+    Seed,
+    Tokenizer,
+)
+from fissure.cli.output import fail
+from fissure.cli.output import human_bytes as _size
 from fissure.config import STRATEGIES
 from fissure.errors import FissureError
 
@@ -20,22 +34,19 @@ if TYPE_CHECKING:
 
 
 def estimate(
+    ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
-    strategy: Annotated[
+    strategies: Annotated[
         str,
         typer.Option("--strategy", "-s", help=f"Comma-separated, side by side: "
                      f"{', '.join(STRATEGIES)}."),
     ] = "structural,recursive,sentence,fixed",
     max_tokens: MaxTokens = None,
-    min_tokens: Annotated[int, typer.Option(help="Merge smaller chunks into a neighbour.")] = 0,
-    overlap_tokens: Annotated[int, typer.Option(help="Extend chunks backwards by this much.")] = 0,
-    tokenizer: Tokenizer = "minilm",
-    prepend_context: Annotated[
-        bool, typer.Option(help="Count each chunk's context line, as it is embedded.")
-    ] = False,
-    embed_headings: Annotated[
-        bool, typer.Option(help="Count the headings line `ingest --embed-headings` embeds.")
-    ] = False,
+    min_tokens: MinTokens = None,
+    overlap_tokens: OverlapTokens = None,
+    tokenizer: Tokenizer = None,
+    prepend_context: PrependContext = None,
+    embed_headings: EmbedHeadings = None,
     model: Annotated[
         str,
         typer.Option(help="minilm (local: time measured here) | text-embedding-3-small | "
@@ -55,6 +66,9 @@ def estimate(
         int, typer.Option(help="Chunks embedded to measure the speed here (0: skip).")
     ] = 64,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Chunks, tokens, storage, embedding time and cost per strategy, side by side.
 
@@ -65,24 +79,22 @@ def estimate(
 
     Exit status: 0 estimated, 2 an error (bad option, no such path).
     """
-    from fissure.config import ChunkSettings
     from fissure.plan import estimate as run
     from fissure.plan import survey
     from fissure.plan.estimate import model_named
 
-    names = [s.strip() for s in strategy.split(",") if s.strip()]
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
     if not names:
         fail("no strategy given: e.g. --strategy structural,recursive,fixed")
+    base = settings_for(ctx).chunk
     try:
-        base = ChunkSettings(max_tokens=max_tokens, min_tokens=min_tokens,
-                             overlap_tokens=overlap_tokens, tokenizer=tokenizer,
-                             prepend_context=prepend_context)  # fmt: skip
         for name in names:
-            ChunkSettings(strategy=name, max_tokens=max_tokens, tokenizer=tokenizer)
+            replace(base, strategy=name)  # each must work with the other settings
         chosen = model_named(model, dim, count_tokenizer)
         found = survey(paths, sample=sample, seed=seed)
         rows, timing = run(found, names, base, chosen, price_per_million=price_per_million,
-                           time_sample=time_sample, embed_headings=embed_headings)  # fmt: skip
+                           time_sample=time_sample,
+                           embed_headings=base.embed_headings)  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     if as_json:

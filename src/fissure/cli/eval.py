@@ -9,6 +9,7 @@ import typer
 
 from fissure.cli.output import fail
 from fissure.errors import FissureError
+from fissure.settings.model import EVAL_CACHE, EVAL_OUT
 
 
 def eval_(
@@ -17,11 +18,12 @@ def eval_(
         typer.Argument(help="A Chroma folder (questions_df.csv, corpora/) or a .jsonl file."),
     ],
     strategies: Annotated[
-        str,
+        list[str],
         typer.Option(
             "--strategies",
+            "--strategy",
             "-s",
-            help="Comma-separated specs NAME:SIZE[:OVERLAP][+OPTION...], e.g. "
+            help="Repeatable; comma-separated specs NAME:SIZE[:OVERLAP][+OPTION...], e.g. "
             "'structural:200,recursive:200:0,hybrid:200+bp=90'. Names: tokentext, recursive "
             "(Chroma's baselines), structural, sentence, fixed, semantic, hybrid, "
             "fissure-recursive, and peers (langchain-*, chonkie-*, llamaindex-*, semchunk). "
@@ -34,15 +36,18 @@ def eval_(
     ] = "minilm",
     k: Annotated[int, typer.Option("--k", "-k", help="Headline cut-off (5 and 10 always).")] = 5,
     budget_tokens: Annotated[
-        int | None, typer.Option(help="Also score a reader budget of this many cl100k tokens.")
+        int | None,
+        typer.Option("--budget-tokens", "--budget",
+                     help="Also score a reader budget of this many cl100k tokens."),  # fmt: skip
     ] = None,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Folder for eval.json, eval.md, eval.png.")
-    ] = Path(".fissure/eval"),
+        Path,
+        typer.Option("--output", "--out", "-o", help="Folder for eval.json, eval.md, eval.png."),
+    ] = EVAL_OUT,
     cache_dir: Annotated[
         Path | None,
-        typer.Option(help="Embedding cache folder (SQLite).", show_default=True),
-    ] = Path(".fissure/cache"),
+        typer.Option("--cache-dir", "--cache", help="Embedding cache folder (SQLite)."),
+    ] = EVAL_CACHE,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Embed everything anew.")] = False,
     questions: Annotated[
         str,
@@ -53,10 +58,13 @@ def eval_(
     ] = "all",
 ) -> None:
     """Chunk, embed, retrieve and score: recall, precision, IoU (Chroma's metrics), ranking
-    metrics and code-lookup scores; prints a table and writes JSON, Markdown and a PNG."""
+    metrics and code-lookup scores; prints a table and writes JSON, Markdown and a PNG.
+
+    `python -m fissure.eval` is this command (the same options).
+    """
     from fissure.eval.run import run_eval
 
-    specs = [s.strip() for s in strategies.split(",") if s.strip()]
+    specs = [s.strip() for group in strategies for s in group.split(",") if s.strip()]
     if not specs:
         fail("no strategy given: pass --strategies, e.g. -s structural:200,recursive:200:0")
     if k < 1:

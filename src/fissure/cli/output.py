@@ -7,7 +7,7 @@ import os
 import statistics
 import sys
 from collections.abc import Iterable
-from typing import IO, Annotated, NoReturn
+from typing import IO, NoReturn
 
 import typer
 from rich.console import Console
@@ -20,69 +20,6 @@ from fissure.types import Chunk
 # Markup and emoji codes off: printed text holds file names and messages, and a name
 # like "[red]x" or ":fire:.md" must print as it is. Styled lines ask with markup=True.
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
-
-# Options that several commands share, defined once so their names and help agree.
-MaxTokens = Annotated[
-    int | None,
-    typer.Option(help="Hard budget per chunk (default: the tokenizer's; 254 for minilm)."),
-]
-Tokenizer = Annotated[
-    str,
-    typer.Option(
-        "--tokenizer",
-        "-t",
-        help="minilm | cl100k_base | o200k_base | chars | words | PATH/tokenizer.json",
-    ),
-]
-Embedder = Annotated[
-    str,
-    typer.Option(
-        "--embedder",
-        "-e",
-        help="For semantic/hybrid: minilm:auto | minilm | minilm:bf16 | static | hashing",
-    ),
-]
-
-MaxBytes = Annotated[
-    int,
-    typer.Option(
-        help="Skip files larger than this many bytes; a read stops here whatever the file "
-        "system said (a file that grows, a /proc file)."
-    ),
-]
-FollowOutsideLinks = Annotated[
-    bool,
-    typer.Option(
-        "--follow-outside-links",
-        help="Also follow links that lead outside the folder (by default they are skipped, "
-        "with a reason).",
-    ),
-]
-# The limits on one document (see fissure.limits), shared by chunk and ingest.
-Timeout = Annotated[
-    float,
-    typer.Option(
-        help="Seconds one document may take to parse and split before its worker is killed "
-        "as hung, plus --timeout-per-mb per MB (embedding for semantic cuts does not count)."
-    ),
-]
-TimeoutPerMb = Annotated[float, typer.Option(help="Extra seconds per MB of a document.")]
-MemoryMb = Annotated[
-    int,
-    typer.Option(
-        help="Memory (address space) one document may take, MiB: the cap of each worker "
-        "process; 0 for none."
-    ),
-]
-MaxInflateMb = Annotated[
-    int,
-    typer.Option(
-        help="How far one document's compressed content (DOCX members, PDF streams) may "
-        "inflate, MiB; content inflating over 100 times its size (more when this is raised) "
-        "is refused as a bomb."
-    ),
-]
-
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line and exit; never a traceback. The message is printed as it is
@@ -154,3 +91,41 @@ def print_table(rows: list[tuple[str, str, list[int]]], unit: str, stream: IO[st
 
 def _width(stream: IO[str]) -> int:
     return 160 if stream is not sys.stdout else Console().width
+
+
+def print_summary(summary: object) -> None:
+    """The end-of-run report on stderr: counts, chunk sizes, failures, time per stage."""
+    from fissure.ingest import Summary
+
+    assert isinstance(summary, Summary)
+    s, t = summary, summary.timings
+    err.print(
+        f"{printable(s.origin)}: {s.listed} files listed, {s.processed} chunked, "
+        f"{s.unchanged} unchanged, {s.removed} removed; {s.chunks} chunks embedded"
+        + (f", {s.pieces} sentence pieces" if s.pieces else "")
+        + (f", {s.duplicates} repeated chunks left out" if s.duplicates else "")
+    )
+    tk = s.tokens
+    err.print(
+        f"store now: {s.documents} documents, {s.corpus_chunks} chunks; tokens per chunk "
+        f"mean {tk['mean']}, min {tk['min']}, median {tk['median']}, max {tk['max']}"
+    )
+    err.print(
+        f"time: {t.total:.1f} s (list {t.scan:.1f}, read {t.fetch:.1f}, parse+split "
+        f"{t.parse:.1f} in workers, embed {t.embed:.1f}, store {t.store:.1f})"
+    )
+    if s.failures:
+        err.print(f"[bold red]{len(s.failures)} failed[/]; see `fissure dlq list`:", markup=True)
+        for f in s.failures[:10]:
+            what = printable(f"{f.stage}: {f.error_type}: {f.message}")
+            err.print(f"  {display(f.source)}: {what}")
+    else:
+        err.print("0 failed")
+
+
+def human_bytes(n: int) -> str:
+    """``n`` bytes in B, kB, MB or GB (powers of ten), e.g. ``4.8 kB``."""
+    for unit, step in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= step:
+            return f"{n / step:.1f} {unit}"
+    return f"{n} B"

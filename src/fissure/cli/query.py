@@ -9,34 +9,36 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, open_existing
+from fissure.cli.common import open_existing, settings_for
+from fissure.cli.options import (
+    ConfigFile,
+    K,
+    Mode,
+    NoConfig,
+    Preset,
+    QueryEmbedder,
+    Store,
+    SubWeight,
+)
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
-from fissure.store.fusion import DEFAULT_MODE, MODES
+from fissure.store.fusion import DEFAULT_MODE
 from fissure.store.open import is_database
 
 
 def query(
+    ctx: typer.Context,
     text: Annotated[
         str | None, typer.Argument(help="What to look for (or pass --queries FILE).")
     ] = None,
-    k: Annotated[int, typer.Option("-k", help="How many chunks.")] = 5,
+    k: K = None,
     where: Annotated[
         list[str] | None,
         typer.Option(help="key=value filter on chunk metadata (source, entity, strategy …)."),
     ] = None,
-    store: StoreOption = DEFAULT_STORE,
-    embedder: Annotated[
-        str | None, typer.Option(help="Default: the embedder the store was built with.")
-    ] = None,
-    sub_weight: Annotated[
-        float | None,
-        typer.Option(
-            "--sub-weight",
-            help="Blend each chunk's score with its best sentence piece's, this much (0..1; "
-            "0.4 works well); needs a store ingested with --sub-vectors.",
-        ),
-    ] = None,
+    store: Store = None,
+    query_embedder: QueryEmbedder = None,
+    sub_weight: SubWeight = None,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -58,15 +60,10 @@ def query(
             "digits in one document), not only the best of each group."
         ),
     ] = False,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            "--mode", help="dense: cosine of the embeddings; lexical: BM25 over the chunks' "
-            "words (finds identifiers, error codes, rare terms; no embedder is loaded); "
-            f"hybrid: both rankings fused (reciprocal rank fusion). Default: {DEFAULT_MODE} "
-            "for a folder store, dense for postgresql:// (no lexical index there)."
-        ),
-    ] = None,
+    mode: Mode = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
 
@@ -79,14 +76,9 @@ def query(
     """
     from fissure.store.open import close_store
 
-    if mode is None:
-        mode = "dense" if is_database(store) else DEFAULT_MODE
-    if mode not in MODES:
-        fail(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if k < 1:
-        fail("-k must be at least 1")
-    if sub_weight is not None and not 0 <= sub_weight <= 1:
-        fail("--sub-weight must be within 0..1")
+    s = settings_for(ctx)
+    k, sub_weight, embedder, store = s.query.k, s.query.sub_weight, s.query.embedder, s.store.path
+    mode = s.query.mode or ("dense" if is_database(store) else DEFAULT_MODE)
     filters = _filters(where or [])
     asked = _asked(text, queries)
     found, manifest = open_existing(store)

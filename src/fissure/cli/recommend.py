@@ -10,15 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.output import fail
+from fissure.cli.options import Sample, Seed
+from fissure.cli.output import fail, human_bytes
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
     from fissure.plan import Survey
-
-Sample = Annotated[int, typer.Option(help="Files to parse, drawn at random (all if fewer).")]
-Seed = Annotated[int, typer.Option(help="Seed of the random sample (same seed, same sample).")]
-
 
 def recommend(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
@@ -81,14 +78,14 @@ def _print_survey(s: Survey, target: str) -> None:
     from rich.table import Table
 
     scope = "every file" if s.complete else "a random sample"
-    typer.echo(f"corpus: {target}: {s.files} files, {_size(s.total_bytes)}; parsed "
+    typer.echo(f"corpus: {target}: {s.files} files, {human_bytes(s.total_bytes)}; parsed "
                f"{len(s.profiles)} ({scope}), {len(s.skipped)} unreadable")  # fmt: skip
     table = Table(show_edge=False, pad_edge=False)
     for name in ("format", "files", "bytes", "headings/doc", "entities/doc", "tables/doc",
                  "pages/doc"):  # fmt: skip
         table.add_column(name, justify="left" if name == "format" else "right")
     for mime, row in _formats(s).items():
-        table.add_row(mime, str(row["files"]), _size(int(row["bytes"])),
+        table.add_row(mime, str(row["files"]), human_bytes(int(row["bytes"])),
                       *(f"{row[k + '_per_doc']:.1f}" for k in
                         ("headings", "entities", "tables", "pages")))  # fmt: skip
     Console(highlight=False, width=120).print(table)
@@ -96,10 +93,3 @@ def _print_survey(s: Survey, target: str) -> None:
     if sizes:
         typer.echo(f"document size: median {statistics.median(sizes):,.0f} characters, "
                    f"min {min(sizes):,}, max {max(sizes):,}")  # fmt: skip
-
-
-def _size(n: int) -> str:
-    for unit, step in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= step:
-            return f"{n / step:.1f} {unit}"
-    return f"{n} B"

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.output import MaxTokens, Tokenizer, fail
+from fissure.cli.output import fail
 from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.serve.settings import ServiceSettings
@@ -49,10 +49,19 @@ def serve(
     strategy: Annotated[
         str, typer.Option("--strategy", "-s", help=f"One of: {', '.join(STRATEGIES)}.")
     ] = "structural",
-    max_tokens: MaxTokens = None,
+    max_tokens: Annotated[
+        int | None, _opt("Hard budget per chunk (default: the tokenizer's; 254 for minilm).")
+    ] = None,
     min_tokens: Annotated[int, _opt("Merge smaller chunks into a neighbour.")] = 0,
-    tokenizer: Tokenizer = "minilm",
-    timeout: Annotated[float, _opt("float one document may take to parse and split.")] = D[
+    tokenizer: Annotated[
+        str,
+        typer.Option(
+            "--tokenizer",
+            "-t",
+            help="minilm | cl100k_base | o200k_base | chars | words | PATH/tokenizer.json",
+        ),
+    ] = "minilm",
+    timeout: Annotated[float, _opt("Seconds one document may take to parse and split.")] = D[
         "timeout"
     ],
     memory_mb: Annotated[int, _opt("Address-space cap per parser, MiB; 0: none.")] = D["memory_mb"],

@@ -8,37 +8,45 @@ from typing import Annotated
 import typer
 
 from fissure.chunker import Chunker, load_document
-from fissure.cli.output import Embedder, MaxTokens, Tokenizer, err, fail
-from fissure.config import STRATEGIES
+from fissure.cli.common import settings_for
+from fissure.cli.options import (
+    ConfigFile,
+    Embedder,
+    MaxTokens,
+    MinTokens,
+    NoConfig,
+    Preset,
+    Strategy,
+    Tokenizer,
+)
+from fissure.cli.output import err, fail
 from fissure.errors import FissureError
 from fissure.viz import render_html
 
 
 def show(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="The file to chunk.")],
-    strategy: Annotated[
-        str,
-        typer.Option(
-            "--strategy",
-            "-s",
-            help=f"One of: {', '.join(STRATEGIES)}. semantic and hybrid add the distance curve.",
-        ),
-    ] = "structural",
+    strategy: Strategy = None,
     max_tokens: MaxTokens = None,
-    tokenizer: Tokenizer = "minilm",
-    embedder: Embedder = "minilm:auto",
+    min_tokens: MinTokens = None,
+    tokenizer: Tokenizer = None,
+    embedder: Embedder = None,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="The page to write (default: ./NAME.html)."),
     ] = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Write a self-contained HTML page: the file with every chunk tinted; hover a chunk
-    for its size, lines and cut reason; for semantic/hybrid, the distance curve."""
+    for its size, lines and cut reason; for semantic/hybrid, the distance curve. Chunk
+    settings as for fissure chunk (flags, --preset, fissure.toml)."""
     target = output or Path(f"{path.name}.html")
+    settings = settings_for(ctx)
     try:
-        chunker = Chunker(
-            strategy=strategy, max_tokens=max_tokens, tokenizer=tokenizer, embedder=embedder
-        )
+        chunker = Chunker(settings.chunk)
         document = load_document(path)
         traced = chunker.trace_document(document)
     except FissureError as exc:

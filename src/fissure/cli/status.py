@@ -5,17 +5,22 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fissure.cli.ingest import DEFAULT_STORE, StoreOption, display, open_existing
-from fissure.cli.output import fail, printable
+from fissure.cli.common import open_existing, settings_for
+from fissure.cli.options import ConfigFile, NoConfig, Preset, Store
+from fissure.cli.output import display, fail, printable
 from fissure.errors import FissureError
+
+if TYPE_CHECKING:
+    from fissure.store.check import Report
 
 
 def status(
-    store: StoreOption = DEFAULT_STORE,
+    ctx: typer.Context,
+    store: Store = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the same facts as one JSON object.")
     ] = False,
@@ -37,6 +42,9 @@ def status(
         typer.Option(help="The path --check probes: auto (the one queries take), exact or "
                      "index (Chroma's HNSW index).")  # fmt: skip
     ] = "auto",
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Documents, chunks, failures and settings of each source in the store.
 
@@ -47,6 +55,7 @@ def status(
     from fissure.store.open import close_store, is_database
     from fissure.store.pg_schema import redact
 
+    store = settings_for(ctx).store.path
     if search not in ("auto", "exact", "index"):
         fail(f"--search must be auto, exact or index, not {search!r}")
     if check and is_database(store):
@@ -57,9 +66,21 @@ def status(
     name = redact(store) if is_database(store) else store
     if as_json:
         try:
-            typer.echo(json.dumps(_report(manifest, str(name)), ensure_ascii=False))
+            facts = _report(manifest, str(name))
         finally:
             manifest.close()
+        report = _self_recall(store, sample, search) if check else None
+        if report is not None:
+            facts["check"] = {
+                "search": report.search, "chunks": report.chunks, "sampled": report.sampled,
+                "found": report.found, "recall": report.recall, "min_recall": min_recall,
+                "near_copies": report.copies, "near_copy_groups": report.groups,
+                "misses": [{"chunk_id": m.chunk_id, "source": m.source, "lines": list(m.lines),
+                            "first": m.first, "score": m.score} for m in report.misses],
+            }  # fmt: skip
+        typer.echo(json.dumps(facts, ensure_ascii=False))
+        if report is not None and report.recall < min_recall:
+            raise typer.Exit(1)
         return
     try:
         runs = manifest.runs()
@@ -125,15 +146,20 @@ def _report(manifest: Any, store: str) -> dict[str, Any]:
     }
 
 
-def _check(store: str, sample: int, min_recall: float, search: str) -> None:
-    """Print the self-recall of ``sample`` chunks and exit 1 when it is below the bar."""
+def _self_recall(store: str, sample: int, search: str) -> Report:
+    """The self-recall of ``sample`` chunks (one line and exit 2 when it cannot be read)."""
     from fissure.store import ChromaStore
     from fissure.store.check import self_recall
 
     try:
-        report = self_recall(ChromaStore(Path(store) / "chroma"), sample=sample, search=search)
+        return self_recall(ChromaStore(Path(store) / "chroma"), sample=sample, search=search)
     except FissureError as exc:
         fail(str(exc))
+
+
+def _check(store: str, sample: int, min_recall: float, search: str) -> None:
+    """Print the self-recall of ``sample`` chunks and exit 1 when it is below the bar."""
+    report = _self_recall(store, sample, search)
     typer.echo(
         f"self-check ({report.search} search over {report.chunks} chunks): {report.found} of "
         f"{report.sampled} sampled chunks come back first for their own vector "

@@ -1,36 +1,16 @@
-"""The embedder protocol: texts in, one L2-normalised float32 row per text out."""
+"""The embedder protocol: texts in, one L2-normalised float32 row per text out.
+
+:class:`Embedder` itself is defined with the core nouns (:mod:`fissure.types`), so that the
+splitter, an earlier stage, can take one for semantic cuts; it is re-exported here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
-
 import numpy as np
 
+from fissure.types import Embedder
 
-@runtime_checkable
-class Embedder(Protocol):
-    """Anything that turns texts into vectors.
-
-    Attributes:
-        dim: Width of each vector.
-        max_tokens: The model's input limit in its own tokens, special tokens excluded;
-            text past it is truncated by the model, so chunks should fit under it.
-        model_id: A stable name of the model and its settings; caches key on it.
-    """
-
-    @property
-    def dim(self) -> int: ...
-
-    @property
-    def max_tokens(self) -> int: ...
-
-    @property
-    def model_id(self) -> str: ...
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts``: float32 array of shape ``(len(texts), dim)``, rows of unit length."""
-        ...
+__all__ = ["Embedder", "empty", "normalize_rows"]
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:

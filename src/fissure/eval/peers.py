@@ -37,7 +37,7 @@ import numpy as np
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.eval.spans import Span
-from fissure.eval.strategies import ChunkFn, Spec
+from fissure.eval.spec import ChunkFn, Spec
 
 Piece = tuple[str, int | None]
 """A peer's chunk: its text and the start it reports (``None``: none)."""

@@ -17,9 +17,8 @@ from fissure.eval.dataset import load_dataset
 from fissure.eval.report import print_table, write_reports
 from fissure.eval.runner import evaluate
 from fissure.eval.strategies import Strategy, parse_strategy
-
-DEFAULT_OUT = Path(".fissure/eval")
-DEFAULT_CACHE = Path(".fissure/cache")
+from fissure.settings.model import EVAL_CACHE as DEFAULT_CACHE
+from fissure.settings.model import EVAL_OUT as DEFAULT_OUT
 
 
 def run_eval(

@@ -69,10 +69,8 @@ from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
 from fissure.eval.baselines import recursive_spans, token_text_spans
 from fissure.eval.spans import Span
+from fissure.eval.spec import ChunkFn, Spec, ViewFn, parse_spec
 from fissure.store.fusion import Fusion, check_mode
-
-ChunkFn = Callable[[str, str], list[Span]]
-ViewFn = Callable[[str, list[Span]], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,26 +115,6 @@ class Strategy:
     mode: str = "dense"
     fusion: Fusion = Fusion()
     lexer: str = "trigram"
-
-
-@dataclass(frozen=True, slots=True)
-class Spec:
-    """A parsed strategy spec: name, sizes and ``+`` options."""
-
-    text: str
-    name: str
-    size: int
-    overlap: int
-    options: dict[str, str]
-
-    def number(self, key: str, kind: Callable[[str], Any] = int) -> Any:
-        """Option ``key`` converted by ``kind``, or ``None`` when absent."""
-        if key not in self.options:
-            return None
-        try:
-            return kind(self.options[key])
-        except ValueError as exc:
-            raise ConfigError(f"strategy {self.text!r}: {key}= needs a number") from exc
 
 
 Builder = Callable[[Spec, Embedder | None], ChunkFn]
@@ -245,11 +223,6 @@ BUILDERS: dict[str, Builder] = {
     **{f"fissure-{name}": _fissure(name) for name in FISSURE},
     **{name: _fissure(name) for name in FISSURE if name != "recursive"},
 }
-OPTIONS = ("find", "ctx", "hctx", "win", "share", "before", "sub", "subsize", "subctx", "dedup",
-           "min", "bp", "breakpoint", "buffer", "atom",
-           "mode", "rrf", "lexw", "lexer", "tok")  # fmt: skip
-
-
 def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
     """Re-locate chunks by text search, as ``chunking_evaluation`` does, one for one.
 
@@ -283,29 +256,6 @@ def window_view(max_tokens: int, before: float = 0.5) -> ViewFn:
         return [text[a:b] for a, b in window_spans(text, spans, sizer, max_tokens, before=before)]
 
     return view
-
-
-def parse_spec(text: str) -> Spec:
-    """Split ``NAME:SIZE[:OVERLAP][+OPTION...]`` into its parts.
-
-    Raises:
-        ConfigError: Malformed sizes or an unknown option.
-    """
-    body, *flags = text.split("+")
-    name, *numbers = body.split(":")
-    try:
-        sizes = [int(n) for n in numbers]
-    except ValueError as exc:
-        raise ConfigError(f"strategy {text!r}: sizes must be integers, as in NAME:250:125") from exc
-    if len(sizes) not in (1, 2):
-        raise ConfigError(f"strategy {text!r}: give NAME:SIZE or NAME:SIZE:OVERLAP")
-    options = {}
-    for flag in flags:
-        key, _, value = flag.partition("=")
-        if key not in OPTIONS:
-            raise ConfigError(f"strategy {text!r}: unknown option {key!r}; use {OPTIONS}")
-        options[key] = value
-    return Spec(text, name, sizes[0], sizes[1] if len(sizes) == 2 else 0, options)
 
 
 def parse_strategy(text: str, embedder: Embedder | None = None) -> Strategy:

@@ -22,7 +22,10 @@ from fissure.config import ChunkSettings
 from fissure.ingest.progress import Progress
 from fissure.ingest.workers import Outcome, Task
 from fissure.ingest.writer import Timings, Writer
+from fissure.settings.model import IngestSettings
 from fissure.source.protocol import Item, Source
+
+_DEFAULTS = IngestSettings()  # one set of defaults: the settings model's
 
 T = TypeVar("T")
 
@@ -52,9 +55,9 @@ class Options:
 
     settings: ChunkSettings = field(default_factory=ChunkSettings)
     workers: int = field(default_factory=default_workers)
-    timeout: float = 120.0
-    memory_mb: int | None = 4096
-    batch_chunks: int = 256
+    timeout: float = _DEFAULTS.timeout
+    memory_mb: int | None = _DEFAULTS.memory_mb or None
+    batch_chunks: int = _DEFAULTS.batch_chunks
     plugins: tuple[str, ...] = ()
     progress: bool = False
     timeout_per_mb: float = 10.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Collection, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -128,7 +128,7 @@ def ingest(
                             embed_headings=opts.settings.embed_headings)  # fmt: skip
             job = Job(source, plan.todo, writer, opts, bar, export)
             replaced = (engine or LocalEngine()).run(job)
-        config = {"settings": asdict(opts.settings), "embedder": embedder_spec,
+        config = {"settings": opts.settings.to_dict(), "embedder": embedder_spec,
                   "timeout": opts.timeout, "memory_mb": opts.memory_mb,
                   "timeout_per_mb": opts.timeout_per_mb,
                   "max_inflate_mb": opts.max_inflate_mb}  # fmt: skip

@@ -7,131 +7,26 @@ the engine. So ``fissure serve --api-workers N`` runs N of these behind one port
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from fissure.errors import FissureError, InputError
-from fissure.serve.auth import ANONYMOUS, Keys, Principal
-from fissure.serve.commits import GroupCommit
-from fissure.serve.engine import read_stamp
-from fissure.serve.jobs import Counts
+from fissure.serve.auth import Keys
+from fissure.serve.deps import Context, context
 from fissure.serve.rpc import EngineClient, EngineUnavailable, RemoteError, address, engine_key
-from fissure.serve.schemas import ErrorBody, Health
+from fissure.serve.schemas import Health
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
 from fissure.serve.sqlite_queue import SQLiteQueue
 from fissure.serve.uploads import Refused
 
 VERSION = "1"
-COUNTS_TTL = 0.5
-
-
-@dataclass
-class Context:
-    """What every request handler shares (no per-process state besides caches)."""
-
-    settings: ServiceSettings
-    queue: SQLiteQueue
-    spool: Spool
-    keys: Keys
-    engine: EngineClient
-    _stamp: str | None = field(default=None, repr=False)
-    _counts: tuple[float, Counts] | None = field(default=None, repr=False)
-    _commits: GroupCommit | None = field(default=None, repr=False)
-
-    def counts(self) -> Counts:
-        """The queue's counts, at most half a second old: backpressure needs no more, and
-        counting jobs on every upload would grow with the table."""
-        now = time.monotonic()
-        if self._counts is None or now - self._counts[0] > COUNTS_TTL:
-            self._counts = (now, self.queue.counts())
-        return self._counts[1]
-
-    def added(self, jobs: int, size: int) -> None:
-        """Count jobs this process just queued into the cached counts (so its own uploads
-        are never missed by the bound; other processes' show up within ``COUNTS_TTL``)."""
-        if self._counts is not None:
-            at, counts = self._counts
-            by_state = {**counts.by_state, "queued": counts.by_state.get("queued", 0) + jobs}
-            self._counts = (at, Counts(by_state, counts.spool_bytes + size))
-
-    @property
-    def commits(self) -> GroupCommit:
-        """The process's group committer (made on first use, inside the event loop)."""
-        if self._commits is None:
-            self._commits = GroupCommit(self.queue)
-        return self._commits
-
-    def stamp(self) -> str:
-        """The settings fingerprint the engine published.
-
-        Raises:
-            EngineUnavailable: The engine has not started yet.
-        """
-        if self._stamp is None:
-            info = read_stamp(self.settings.store)
-            if info is None:
-                raise EngineUnavailable("the engine is starting (loading the model); try again")
-            self._stamp = str(info["stamp"])
-        return self._stamp
-
-
-_bearer = HTTPBearer(auto_error=False, description="An API key: Authorization: Bearer <key>.")
-_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key.")
-
-
-def context(request: Request) -> Context:
-    """The app's shared context."""
-    return request.app.state.ctx  # type: ignore[no-any-return]
-
-
-def _principal(
-    request: Request,
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    header: Annotated[str | None, Depends(_header)],
-) -> Principal:
-    ctx = context(request)
-    if not ctx.keys.enabled:
-        host = request.client.host if request.client else ""
-        if not _is_loopback(host):
-            raise Refused(403, "this server has no API keys, so it answers loopback clients only")
-        return ANONYMOUS
-    key = bearer.credentials if bearer else header
-    found = ctx.keys.identify(key)
-    if found is None:
-        raise Refused(401, "a valid API key is needed: Authorization: Bearer <key>")
-    return found
-
-
-def _require(scope: str) -> Any:
-    """A dependency: the request's principal, which must have ``scope``."""
-
-    def check(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
-        if not principal.allows(scope):
-            raise Refused(403, f"this key has no {scope!r} scope")
-        return principal
-
-    return Depends(check)
-
-
-Reader = Annotated[Principal, _require("read")]
-Writer = Annotated[Principal, _require("write")]
-
-
-def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI entries for the error answers a route may give (every route may answer 401,
-    403, 422 and 503, all with the same one-message body)."""
-    return {code: {"model": ErrorBody} for code in sorted({*codes, 401, 403, 422, 503})}
 
 
 def create_app(settings: ServiceSettings, keys: Keys, engine: EngineClient) -> FastAPI:
@@ -237,13 +132,6 @@ def _handlers(app: FastAPI) -> None:
     @app.exception_handler(InputError)
     async def bad_input(request: Request, exc: InputError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=400)
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def from_env() -> FastAPI:

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from fissure.serve import metrics
-from fissure.serve.app import Context, Reader, Writer, context, errors
 from fissure.serve.auth import Principal
+from fissure.serve.deps import Context, Reader, Writer, context, errors
 from fissure.serve.jobs import NewJob, document_id
 from fissure.serve.schemas import (
     Accepted,

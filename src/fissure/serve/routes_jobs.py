@@ -10,7 +10,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from fissure.serve.app import Reader, Writer, context, errors
+from fissure.serve.deps import Reader, Writer, context, errors
 from fissure.serve.queue import JobQueue
 from fissure.serve.schemas import EventOut, JobOut, JobPage, State
 from fissure.serve.uploads import Refused

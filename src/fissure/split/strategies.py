@@ -11,7 +11,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fissure.config import ChunkSettings
-from fissure.embed.protocol import Embedder
 from fissure.size import Ruler
 from fissure.split import levels as lv
 from fissure.split import semantic as sm
@@ -19,7 +18,7 @@ from fissure.split.pack import Packer, Piece, Run, block_run
 from fissure.split.post import add_overlap, fit_reserve, merge_small, word_starts
 from fissure.split.semantic import Trace
 from fissure.split.separators import DEFAULT, preset
-from fissure.types import Block
+from fissure.types import Block, Embedder
 
 CharPacker: Any
 try:

@@ -63,6 +63,12 @@ def open_store(
     return LazyChroma(folder / "chroma"), Manifest(folder)
 
 
+def cache_folder(spec: str | Path) -> Path:
+    """Where the GitHub source keeps its ETag cache for the store ``spec`` names: in the
+    store folder, or in ``.fissure/`` for a database store."""
+    return Path(".fissure") / "http-cache" if is_database(spec) else Path(spec) / "http-cache"
+
+
 def close_store(store: Store) -> None:
     """Close a store that holds a connection (the others need nothing)."""
     close = getattr(type(store), "close", None)
