@@ -17,13 +17,16 @@ import argparse
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import cast
 
 from fissure.config import ChunkSettings
-from fissure.embed import load_embedder
+from fissure.embed import CachedEmbedder, load_embedder
+from fissure.embed.protocol import Embedder
 from fissure.eval.dataset import HALVES, load_chroma
 from fissure.eval.metrics import Located, mean_std, token_scores
 from fissure.ingest import Options, ingest, open_source
 from fissure.store import ChromaStore
+from fissure.store.fusion import LEXICAL_WEIGHT, MODES, RRF_CONSTANT, Fusion
 
 
 def settings_from(args: argparse.Namespace) -> ChunkSettings:
@@ -32,7 +35,7 @@ def settings_from(args: argparse.Namespace) -> ChunkSettings:
         strategy=args.strategy,
         max_tokens=args.max_tokens,
         min_tokens=args.min_tokens,
-        tokenizer="cl100k_base",
+        tokenizer=args.tokenizer,
         embedder=args.embedder,
         embed_window_tokens=args.window,
         embed_window_share=args.share,
@@ -54,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--strategy", default="semantic")
     parser.add_argument("--max-tokens", type=int, default=140)
     parser.add_argument("--min-tokens", type=int, default=50)
+    parser.add_argument("--tokenizer", default="cl100k_base",
+                        help="what --max-tokens counts (minilm: fissure's default)")  # fmt: skip
     parser.add_argument("--embedder", default="minilm", help="for queries, vectors and cuts")
     parser.add_argument("--window", type=int, default=254, help="embed_window_tokens (0: off)")
     parser.add_argument("--share", type=float, default=0.8)
@@ -66,6 +71,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="one hit per group of near-copies (the store's default)")
     parser.add_argument("--search", default="auto", choices=("auto", "exact", "index"))
     parser.add_argument("--questions", default="all", choices=HALVES)
+    parser.add_argument("--mode", default="dense", choices=MODES, help="retrieval mode")
+    parser.add_argument("--rrf", type=float, default=RRF_CONSTANT, help="hybrid rank constant")
+    parser.add_argument("--lexw", type=float, default=LEXICAL_WEIGHT, help="hybrid lexical weight")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="embedding cache folder (as the evaluator's --cache)")  # fmt: skip
     args = parser.parse_args(argv)
     args.window = args.window or None
     args.sub_vectors = args.sub_vectors or None
@@ -73,6 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     dataset = load_chroma(args.dataset).half(args.questions)
     settings = settings_from(args)
     model = load_embedder(args.embedder)
+    if args.cache is not None:
+        model = cast(Embedder, CachedEmbedder(model, args.cache))
     started = time.perf_counter()
     options = Options(settings=settings, workers=1, timeout=3600, memory_mb=None, progress=False)
     summary = ingest(open_source(str(args.dataset / "corpora")), args.store, model, options)
@@ -83,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     recall, precision, iou = [], [], []
     for question, vector in zip(dataset.questions, vectors, strict=True):
         hits = store.query(vector, k=args.k, sub_weight=weight, collapse=args.collapse,
-                           search=args.search)  # fmt: skip
+                           search=args.search, mode=args.mode, text=question.query,
+                           fusion=Fusion(args.rrf, args.lexw))  # fmt: skip
         located: list[Located] = [
             (Path(str(h.metadata["source"])).stem, int(h.metadata["start"]), int(h.metadata["end"]))
             for h in hits
@@ -93,7 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         precision.append(scores.precision)
         iou.append(scores.iou)
     print(f"settings: {asdict(settings)}; sub_weight {weight}; k={args.k}; collapse "
-          f"{args.collapse}; search {args.search}; {args.questions} questions "
+          f"{args.collapse}; search {args.search}; mode {args.mode} (rrf {args.rrf:g}, lexw "
+          f"{args.lexw:g}); {args.questions} questions "
           f"({len(dataset.questions)})")  # fmt: skip
     print(f"ingest: {summary.chunks} chunks, {summary.pieces} pieces, {summary.duplicates} "
           f"duplicates left out, {ingested:.0f} s")  # fmt: skip

@@ -118,3 +118,21 @@ def test_unknown_ids_are_404(server: Server, route: str) -> None:
     with server.client() as client:
         answer = client.get(route)
         assert answer.status_code == 404 and "no " in answer.json()["detail"]
+
+
+def test_query_modes(server: Server) -> None:
+    data = b"# Net\n\nretry_on_ECONNRESET reopens the socket.\n\n# Bread\n\nKnead the dough.\n"
+    with server.client() as client:
+        job = upload(client, [("net.md", data)]).json()["jobs"][0]
+        assert wait_jobs(client, [job["id"]])[job["id"]]["state"] == "done"
+        for mode in ("dense", "lexical", "hybrid", None):  # None: the default, hybrid
+            body = {"text": "ECONNRESET", "k": 3, **({"mode": mode} if mode else {})}
+            hits = client.post("/v1/query", json=body)
+            assert hits.status_code == 200, hits.text
+            texts = [h["text"] for h in hits.json()["hits"]]
+            if mode == "lexical":
+                assert "ECONNRESET" in texts[0]  # the one chunk that has the word
+            elif mode != "dense":
+                assert any("ECONNRESET" in t for t in texts), texts
+        bad = client.post("/v1/query", json={"text": "x", "mode": "sparse"})
+        assert bad.status_code == 422

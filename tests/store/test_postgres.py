@@ -93,6 +93,9 @@ def test_postgres_answers_as_chroma_does(tmp_path: Path, pg_dsn: str, pg_namespa
                                chroma.query(query, k, where, sub_weight=weight))  # fmt: skip
     with pytest.raises(ConfigError, match="sub_weight"):
         pg.query(queries[0], sub_weight=1.5)
+    for mode in ("lexical", "hybrid"):  # embedded-store only, said plainly
+        with pytest.raises(ConfigError, match="postgresql:// store answers mode dense only"):
+            pg.query(queries[0], mode=mode, text="fault2")
     for store in (chroma, pg):
         store.delete_sources(["doc1.md", "doc4.md", "never-there"])
     assert sorted(pg.items()) == sorted(chroma.items())

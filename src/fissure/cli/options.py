@@ -51,6 +51,7 @@ PARAM_KEYS = {
     "k": "query.k",
     "sub_weight": "query.sub_weight",
     "query_embedder": "query.embedder",
+    "mode": "query.mode",
 }
 # Flags where 0 turns the setting off (None), so a flag can undo a file's value.
 OFF_AT_ZERO = ("chunk.embed_window_tokens", "chunk.sub_vector_tokens")
@@ -318,6 +319,17 @@ QueryEmbedder = Annotated[
         "--embedder",
         help="Embeds the query.",
         unset="the embedder the store was built with",
+    ),
+]
+Mode = Annotated[
+    str | None,
+    setting(
+        "mode",
+        "--mode",
+        help="dense: cosine of the embeddings; lexical: BM25 over the chunks' words (finds "
+        "identifiers, error codes, rare terms; loads no embedder); hybrid: both rankings fused "
+        "(reciprocal rank fusion, chosen held out: docs/store.md).",
+        unset="hybrid for a folder store, dense for postgresql://",
     ),
 ]
 

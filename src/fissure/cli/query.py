@@ -10,9 +10,20 @@ from typing import Annotated, Any
 import typer
 
 from fissure.cli.common import open_existing, settings_for
-from fissure.cli.options import ConfigFile, K, NoConfig, Preset, QueryEmbedder, Store, SubWeight
+from fissure.cli.options import (
+    ConfigFile,
+    K,
+    Mode,
+    NoConfig,
+    Preset,
+    QueryEmbedder,
+    Store,
+    SubWeight,
+)
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
+from fissure.store.fusion import DEFAULT_MODE
+from fissure.store.open import is_database
 
 
 def query(
@@ -49,47 +60,45 @@ def query(
             "digits in one document), not only the best of each group."
         ),
     ] = False,
+    mode: Mode = None,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
 ) -> None:
     """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
 
-    Every chunk is scored exactly up to a million chunks (docs/store.md).
+    By default (folder stores) the ranking is hybrid: cosine and BM25 rankings fused,
+    chosen held out (docs/store.md). Every chunk is scored exactly up to a million
+    chunks. The score is the cosine (--mode dense), BM25 (lexical) or the fused rank
+    score (hybrid).
 
     Exit status: 0 answered (even with no hits), 2 an error (no store, bad option …).
     """
-    from fissure.embed import load_embedder
     from fissure.store.open import close_store
 
     s = settings_for(ctx)
     k, sub_weight, embedder, store = s.query.k, s.query.sub_weight, s.query.embedder, s.store.path
+    mode = s.query.mode or ("dense" if is_database(store) else DEFAULT_MODE)
     filters = _filters(where or [])
     asked = _asked(text, queries)
     found, manifest = open_existing(store)
     try:
-        try:
-            spec = embedder or _embedder_of(manifest)
-            built_with = manifest.get_meta("model")
-        finally:
-            manifest.close()
-        model = load_embedder(spec)
-        if built_with and built_with != model.model_id:
-            fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
+        vectors = _vectors(asked, manifest, embedder, mode)
         pieces = getattr(found, "count_pieces", lambda: 1)
         if sub_weight is not None and found.count() and not pieces():
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
-        vectors = model.embed(asked)
-        answers = [found.query(v, k, filters, sub_weight=sub_weight, collapse=not all_copies)
-                   for v in vectors]  # fmt: skip
+        answers = [found.query(v, k, filters, sub_weight=sub_weight, collapse=not all_copies,
+                               mode=mode, text=q)
+                   for q, v in zip(asked, vectors, strict=True)]  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     finally:
         close_store(found)
     if as_json or queries is not None:
         for question, got in zip(asked, answers, strict=True):
-            line = {"query": question, "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}
+            line = {"query": question, "mode": mode,
+                    "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}  # fmt: skip
             typer.echo(json.dumps(line, ensure_ascii=False))
         return
     hits = answers[0]
@@ -104,6 +113,24 @@ def query(
         more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
         typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
+
+
+def _vectors(asked: list[str], manifest: Any, embedder: str | None, mode: str) -> list[Any]:
+    """The questions' vectors, from the embedder the store was built with (closes the
+    manifest); ``None`` each in lexical mode, which needs no embedder."""
+    from fissure.embed import load_embedder
+
+    try:
+        spec = embedder or _embedder_of(manifest)
+        built_with = manifest.get_meta("model")
+    finally:
+        manifest.close()
+    if mode == "lexical":
+        return [None] * len(asked)
+    model = load_embedder(spec)
+    if built_with and built_with != model.model_id:
+        fail(f"the store was built with {built_with}, not {model.model_id}: pass --embedder")
+    return list(model.embed(asked))
 
 
 def _asked(text: str | None, queries: Path | None) -> list[str]:

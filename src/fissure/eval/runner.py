@@ -17,7 +17,7 @@ import numpy as np
 from fissure.embed.protocol import Embedder
 from fissure.embed.window import blend
 from fissure.errors import FissureError
-from fissure.eval import damage, multivector, ranking
+from fissure.eval import damage, lexical, multivector, ranking
 from fissure.eval.dataset import Dataset, Question
 from fissure.eval.metrics import MIN_K_CAP, Located, mean_std, min_k, precision_omega, token_scores
 from fissure.eval.spans import Span
@@ -296,7 +296,8 @@ def chunk_scores(
 ) -> np.ndarray:
     """Query × chunk similarities: cosine to each chunk's vector (blended with its window's
     under ``+win``), blended with the best sentence piece under ``+sub``, and repeated
-    texts hidden under ``+dedup``."""
+    texts hidden under ``+dedup``; BM25, or the fusion of the two rankings, under
+    ``+mode=lexical`` / ``+mode=hybrid``."""
     pool, texts, windows = built
     vectors = embed_texts(embedder, texts, progress=progress, label=strategy.name)
     if windows:
@@ -309,10 +310,17 @@ def chunk_scores(
         piece_vectors = embed_texts(embedder, piece_texts, progress=progress, label="pieces")
         links = multivector.piece_links(pool.by_corpus, piece_pool.located)
         scores = multivector.blend_pieces(scores, queries @ piece_vectors.T, links, strategy.sub)
-    if strategy.dedup:
-        own = [dataset.corpora[cid][s:e] for cid, s, e in pool.located]
-        scores[:, multivector.repeated(own)] = multivector.HIDDEN
-    return scores
+    own = [dataset.corpora[cid][s:e] for cid, s, e in pool.located]
+    hidden = multivector.repeated(own) if strategy.dedup else None
+    if hidden is not None:
+        scores[:, hidden] = multivector.HIDDEN
+    if strategy.mode == "dense":
+        return scores
+    words = lexical.lexical_scores(own, [q.query for q in dataset.questions], strategy.lexer,
+                                   hidden)  # fmt: skip
+    if strategy.mode == "lexical":
+        return words
+    return lexical.fused_scores(scores, words, strategy.fusion, 10, multivector.HIDDEN)
 
 
 def evaluate(

@@ -15,7 +15,8 @@ ChunkFn = Callable[[str, str], list[Span]]
 ViewFn = Callable[[str, list[Span]], list[str]]
 # The `+` options a spec may carry (see fissure.eval.strategies).
 OPTIONS = ("find", "ctx", "hctx", "win", "share", "before", "sub", "subsize", "subctx", "dedup",
-           "min", "bp", "breakpoint", "buffer", "atom")  # fmt: skip
+           "min", "bp", "breakpoint", "buffer", "atom",
+           "mode", "rrf", "lexw", "lexer", "tok")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

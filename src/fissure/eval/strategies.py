@@ -43,6 +43,15 @@ Options (``+`` separated, any order):
 * ``dedup``: chunks whose text is identical to an earlier chunk's (repeated passages) are
   left out of the index, so the first copy is ranked once and a later copy takes no slot.
   Any strategy.
+* ``mode=lexical`` / ``mode=hybrid``: the retrieval mode (:mod:`fissure.eval.lexical`):
+  BM25 over the chunk texts in the store's own lexical index, or its weighted reciprocal
+  rank fusion with the dense ranking, ``rrf=C`` the rank constant (default 5) and
+  ``lexw=W`` the lexical list's weight (default 0.4); ``lexer=words`` indexes words and
+  identifier parts instead of character trigrams. Any strategy. These defaults are the
+  store's (``fissure query``'s default mode is ``hybrid``); a spec without ``mode=`` is
+  dense.
+* ``tok=NAME``: count a fissure strategy's sizes in this tokenizer instead of cl100k_base
+  (``structural:254+tok=minilm`` is ``fissure ingest``'s default chunking).
 * ``min=N`` (fissure ``min_tokens``), ``bp=X`` (``breakpoint_amount``), ``breakpoint=NAME``,
   ``buffer=N`` (``buffer_size``), ``atom=N`` (``atom_tokens``).
 
@@ -61,6 +70,7 @@ from fissure.errors import ConfigError
 from fissure.eval.baselines import recursive_spans, token_text_spans
 from fissure.eval.spans import Span
 from fissure.eval.spec import ChunkFn, Spec, ViewFn, parse_spec
+from fissure.store.fusion import Fusion, check_mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,9 @@ class Strategy:
         sub: Weight of the best sentence-piece similarity in a chunk's score (``+sub``).
         sub_spec: The spec of those pieces (``sentence:SUBSIZE``, ``+hctx`` with ``+subctx``).
         dedup: Leave chunks whose text repeats an earlier chunk's out of the index.
+        mode: The retrieval mode: ``dense``, ``lexical`` or ``hybrid`` (``+mode=``).
+        fusion: How ``hybrid`` fuses (``+rrf=``, ``+lexw=``).
+        lexer: The lexical index's tokenizer, ``words`` or ``trigram`` (``+lexer=``).
         unlocated: Chunks the strategy returned that could not be placed in their corpus,
             counted while chunking (peers that return bare strings); they are left out.
     """
@@ -99,6 +112,9 @@ class Strategy:
     sub: float = 0.0
     sub_spec: str = "sentence:40"
     dedup: bool = False
+    mode: str = "dense"
+    fusion: Fusion = Fusion()
+    lexer: str = "trigram"
 
 
 Builder = Callable[[Spec, Embedder | None], ChunkFn]
@@ -130,7 +146,7 @@ class FissureRun:
             "strategy": strategy,
             "max_tokens": spec.size,
             "overlap_tokens": spec.overlap,
-            "tokenizer": "cl100k_base",
+            "tokenizer": spec.options.get("tok") or "cl100k_base",
             "min_tokens": spec.number("min") or 0,
         }
         for key, field_name, kind in (("bp", "breakpoint_amount", float),
@@ -277,7 +293,26 @@ def parse_strategy(text: str, embedder: Embedder | None = None) -> Strategy:
     share = spec.number("share", float)
     return Strategy(text, chunk, spec.size, spec.overlap, relocate, view, unlocated, window,
                     0.6 if share is None else share, sub or 0.0, sub_spec,
-                    "dedup" in spec.options)  # fmt: skip
+                    "dedup" in spec.options, *_retrieval(spec))  # fmt: skip
+
+
+def _retrieval(spec: Spec) -> tuple[str, Fusion, str]:
+    """The retrieval mode, fusion and lexical tokenizer (``+mode=``, ``+rrf=``, ``+lexw=``,
+    ``+lexer=``)."""
+    from fissure.store.fusion import LEXICAL_WEIGHT, RRF_CONSTANT
+    from fissure.store.lexical import DEFAULT_TOKENIZER, TOKENIZERS
+
+    mode = check_mode(spec.options.get("mode", "dense"))
+    constant, weight = spec.number("rrf", float), spec.number("lexw", float)
+    lexer = spec.options.get("lexer", DEFAULT_TOKENIZER)
+    if mode == "dense" and (constant is not None or weight is not None or "lexer" in spec.options):
+        raise ConfigError(f"strategy {spec.text!r}: rrf=, lexw= and lexer= need mode=hybrid "
+                          "or mode=lexical")  # fmt: skip
+    if lexer not in TOKENIZERS:
+        raise ConfigError(f"strategy {spec.text!r}: lexer= is one of {', '.join(TOKENIZERS)}")
+    fusion = Fusion(RRF_CONSTANT if constant is None else constant,
+                    LEXICAL_WEIGHT if weight is None else weight)  # fmt: skip
+    return mode, fusion, lexer
 
 
 def _view(spec: Spec, chunk: ChunkFn) -> ViewFn | None:

@@ -123,11 +123,13 @@ class Engine:
         k: int,
         where: dict[str, Any] | None,
         sub_weight: float | None,
+        mode: str | None = None,
     ) -> list[tuple[str, float, str, dict[str, Any]]]:
-        """The ``k`` nearest chunks of a namespace: ``(chunk_id, score, text, metadata)``."""
+        """The ``k`` best chunks of a namespace for ``text`` in ``mode`` (``None``: the
+        store's default): ``(chunk_id, score, text, metadata)``."""
         check_namespace(namespace)
-        vector = self.embedder.inner.embed([text])[0]
-        return self.spaces.query(namespace, vector, k, where or None, sub_weight)
+        vector = None if mode == "lexical" else self.embedder.inner.embed([text])[0]
+        return self.spaces.query(namespace, vector, k, where or None, sub_weight, text, mode)
 
     def chunks(self, namespace: str, source: str) -> list[tuple[str, str, dict[str, Any]]]:
         """A document's stored chunks."""

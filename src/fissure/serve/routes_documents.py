@@ -211,7 +211,8 @@ def query(body: QueryIn, request: Request, who: Reader) -> QueryOut:
         if record is None:
             return QueryOut(hits=[])
         where["source"] = record.source
-    rows = ctx.engine.call("query", who.namespace, body.text, body.k, where, body.sub_weight)
+    rows = ctx.engine.call("query", who.namespace, body.text, body.k, where, body.sub_weight,
+                           body.mode)  # fmt: skip
     hits = []
     for chunk_id, score, text, meta in rows:
         _, doc, name = str(meta.get("source", "//")).split("/", 2)

@@ -191,6 +191,12 @@ class QueryIn(BaseModel):
     sub_weight: float | None = Field(
         default=None, ge=0, le=1, description="Blend with the best sentence piece's score."
     )
+    mode: Literal["dense", "lexical", "hybrid"] | None = Field(
+        default=None,
+        description="dense: cosine of the embeddings; lexical: BM25 over the chunks' words; "
+        "hybrid: both rankings fused (the default of the embedded store; a PostgreSQL "
+        "store answers dense and refuses the other two).",
+    )
 
     @field_validator("where")
     @classmethod
@@ -203,7 +209,8 @@ class QueryIn(BaseModel):
 class HitOut(ChunkOut):
     """A search result."""
 
-    score: float = Field(description="Cosine similarity (higher is closer).")
+    score: float = Field(description="Higher is closer: the cosine (mode dense), BM25 "
+                         "(lexical) or the fused rank score (hybrid).")  # fmt: skip
     document_id: str
     name: str = Field(description="The document's file name.")
 

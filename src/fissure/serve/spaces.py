@@ -152,10 +152,12 @@ class Spaces:
 
     def query(
         self, namespace: str, vector: Any, k: int, where: dict[str, Any] | None,
-        sub_weight: float | None,
+        sub_weight: float | None, text: str | None = None, mode: str | None = None,
     ) -> list[tuple[str, float, str, dict[str, Any]]]:  # fmt: skip
-        """The ``k`` nearest chunks of a namespace: ``(chunk_id, score, text, metadata)``."""
-        hits = self.open(namespace).store.query(vector, k, where, sub_weight=sub_weight)
+        """The ``k`` best chunks of a namespace (``mode``, ``text``: as
+        :meth:`fissure.store.protocol.Store.query`): ``(chunk_id, score, text, metadata)``."""
+        hits = self.open(namespace).store.query(vector, k, where, sub_weight=sub_weight,
+                                                text=text, mode=mode)  # fmt: skip
         return [(h.chunk_id, h.score, h.text, h.metadata) for h in hits]
 
     def chunks(self, namespace: str, source: str) -> list[tuple[str, str, dict[str, Any]]]:

@@ -18,6 +18,7 @@ from typing import Any
 from fissure.config import ChunkSettings
 from fissure.errors import ConfigError
 from fissure.source.read import DEFAULT_MAX_BYTES
+from fissure.store.fusion import check_mode
 
 DEFAULT_STORE = ".fissure/store"
 # Where `fissure eval` writes its reports and keeps its embedding cache.
@@ -114,16 +115,21 @@ class QuerySettings:
         sub_weight: Blend each chunk's score with its best sentence piece's this much,
             0..1; ``None``: off (needs a store ingested with ``sub_vector_tokens``).
         embedder: ``None``: the embedder the store was built with.
+        mode: ``dense``, ``lexical`` or ``hybrid`` (``fissure.store.fusion``); ``None``:
+            the store's default, hybrid for a folder store, dense for PostgreSQL.
     """
 
     k: int = 5
     sub_weight: float | None = None
     embedder: str | None = None
+    mode: str | None = None
 
     def __post_init__(self) -> None:
         _positive(self, "k")
         if self.sub_weight is not None and not 0 <= self.sub_weight <= 1:
             raise ConfigError(f"sub_weight must be within 0..1, got {self.sub_weight}")
+        if self.mode is not None:
+            check_mode(self.mode)
 
 
 @dataclass(frozen=True)

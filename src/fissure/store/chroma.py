@@ -10,6 +10,11 @@ scalars, so a piece is stored once per chunk it overlaps: one record per (piece,
 with metadata ``source``, ``start``, ``end``, ``piece_id`` and ``chunk_id`` (a piece on a
 chunk boundary has two records, same text and vector). Deleting a source deletes its
 chunks and its pieces.
+
+The lexical index (BM25 in SQLite FTS5, :mod:`fissure.store.lexical`) lives in
+``fissure-lexical.sqlite3`` in the same folder, written in the exact copy's order: before
+Chroma on upsert, after it on delete, so at any crash it holds every chunk Chroma holds
+(the ingest journal then deletes and redoes the documents caught in between).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import numpy as np
 
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.exact import Batch, Rows, VectorFile, memory_rows
+from fissure.store.fusion import Fusion, check_mode
+from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex, open_beside
 from fissure.store.protocol import Hit, Piece
 from fissure.store.ranking import id_keys, text_keys, unit, unit_rows
 from fissure.store.search import SEARCHES, Plan, Search
@@ -51,6 +58,9 @@ class ChromaStore:
         collection: Collection name.
         exact_max: Chunks up to which queries scan every vector (default
             :data:`EXACT_MAX`; ``0`` always uses the index).
+        lexer: The lexical index's tokenizer (default
+            :data:`fissure.store.lexical.DEFAULT_TOKENIZER`); an index built with another
+            is rebuilt from Chroma's texts on the next lexical or hybrid query.
 
     Raises:
         MissingDependencyError: chromadb is not installed.
@@ -58,7 +68,8 @@ class ChromaStore:
     """
 
     def __init__(
-        self, folder: str | Path, collection: str = COLLECTION, *, exact_max: int | None = None
+        self, folder: str | Path, collection: str = COLLECTION, *, exact_max: int | None = None,
+        lexer: str = DEFAULT_TOKENIZER,
     ) -> None:
         try:
             import chromadb
@@ -86,6 +97,10 @@ class ChromaStore:
         self._exact = VectorFile(self.folder / EXACT / collection, lock)
         self._exact_pieces = VectorFile(self.folder / EXACT / (collection + PIECES), lock)
         self._fallback: dict[str, Rows] = {}
+        self._name = collection
+        self._lexical: LexicalIndex | None = None
+        self._lexer = lexer
+        self._lexical_synced = False
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
         """Add or replace chunks; ids are the chunks' content-addressed ``chunk_id``."""
@@ -98,7 +113,8 @@ class ChromaStore:
         batch = Batch([c.chunk_id for c in chunks], id_keys(sources),
                       text_keys([c.text for c in chunks], sources), vectors,
                       np.asarray([c.start for c in chunks], dtype=np.int64))  # fmt: skip
-        with self._exact.writing():  # the copy first: a crash leaves it a superset
+        with self._exact.writing():  # lexical, copy, Chroma: a crash leaves supersets
+            self._open_lexical().add(batch.ids, sources, [c.text for c in chunks])
             self._exact.add(batch)
             for at in range(0, len(chunks), self._max_batch):
                 part = chunks[at : at + self._max_batch]
@@ -150,30 +166,41 @@ class ChromaStore:
                 self._pieces.delete(where={"source": {"$in": part}})  # type: ignore[dict-item]
             self._exact.delete(id_keys(unique))
             self._exact_pieces.delete(id_keys(unique))
+            self._open_lexical().delete_sources(unique)
 
     def query(
         self,
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         k: int = 5,
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
         collapse: bool = True,
         search: str = "auto",
+        mode: str | None = None,
+        text: str | None = None,
+        fusion: Fusion | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``vector``, as :class:`~fissure.store.protocol.Store`
         defines them.
 
         Args:
-            vector: The query vector.
+            vector: The query vector (not used, and may be ``None``, in ``lexical`` mode).
             k: How many hits at most.
             where: Equality on metadata keys (all must hold), applied before ranking.
             sub_weight: Blend each chunk's score with its best sentence piece's (0..1).
             collapse: Return one chunk of each group of near-copies (the best).
             search: ``auto`` (exact up to ``exact_max`` chunks), ``exact`` or ``index``.
+            mode: ``dense`` (cosine), ``lexical`` (BM25; ``Hit.score`` is BM25) or
+                ``hybrid`` (both, rank-fused; ``Hit.score`` is the fused score);
+                ``None``: :data:`~fissure.store.fusion.DEFAULT_MODE` when ``text`` is
+                given, else ``dense``.
+            text: The question's text: what the lexical side looks for.
+            fusion: How ``hybrid`` fuses (default :class:`~fissure.store.fusion.Fusion`).
 
         Raises:
-            ConfigError: ``sub_weight`` is not within 0..1 or ``search`` is unknown.
+            ConfigError: ``sub_weight`` is not within 0..1, ``search`` or ``mode`` is
+                unknown, or a lexical mode has no ``text``.
         """
         if sub_weight is not None and (
             isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1
@@ -181,13 +208,40 @@ class ChromaStore:
             raise ConfigError(f"sub_weight must be within 0..1, got {sub_weight!r}")
         if search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+        mode = check_mode(mode, text)
+        if mode != "dense" and not (text and text.strip()):
+            raise ConfigError(f"mode {mode} needs the question's text (text=...)")
+        if vector is None and mode != "lexical":
+            raise ConfigError(f"mode {mode} needs a query vector")
         if k < 1 or self.count() == 0:
             return []
         rows = self.rows()
         exact = search == "exact" or (search == "auto" and len(rows) <= self.exact_max)
         weight = float(sub_weight) if sub_weight is not None and self.count_pieces() else None
-        plan = Plan(unit(vector), k, where, weight, collapse)
+        query = unit(vector) if vector is not None else np.zeros(0, dtype=np.float32)
+        plan = Plan(query, k, where, weight, collapse, mode, text or "", fusion or Fusion())
         return Search(self, rows, plan).run(exact)
+
+    def lexical(self) -> LexicalIndex:
+        """The lexical index of the chunks, opened on first use; rebuilt from Chroma once
+        when it holds fewer chunks (a store made before it existed). A folder that cannot
+        be written keeps a rebuilt index in memory for this process."""
+        index = self._open_lexical()
+        if not self._lexical_synced:  # once per process: writes keep it in step after
+            with self._exact.writing():
+                if index.count() < self.count():
+                    index.replace((i, str(m.get("source", "")), t) for i, t, m in self.items())
+            self._lexical_synced = True
+        return index
+
+    def _open_lexical(self) -> LexicalIndex:
+        if self._lexical is None:
+            self._lexical = open_beside(self.folder, self._name, self._lexer)
+        return self._lexical
+
+    def lexical_search(self, text: str, limit: int | None) -> list[tuple[str, float]]:
+        """``(chunk_id, BM25)`` of the chunks that share a word with ``text``, best first."""
+        return self.lexical().search(text, limit)
 
     def rows(self) -> Rows:
         """The live rows of the exact copy of the chunks (rebuilt from Chroma when it

@@ -10,6 +10,9 @@ holds no more). Pieces are kept one row per (piece, chunk it overlaps), like Chr
 A namespace of up to ``exact_below`` chunks is searched exactly (a scan, like a brute-force
 search: nothing findable is ever missed); a larger one through the HNSW index with pgvector's
 iterative scan, so filters still return ``k`` hits.
+
+Lexical and hybrid retrieval (``mode``) are embedded-store only for now: this store answers
+``mode="dense"`` and refuses the others with a :class:`~fissure.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 
 from fissure.errors import ConfigError
 from fissure.store.chroma import _link_id, chunk_metadata
+from fissure.store.fusion import check_mode
 from fissure.store.pg_schema import Database, ensure_vector_index
 from fissure.store.protocol import Hit, Piece
 from fissure.store.ranking import id_keys, places, text_keys, top
@@ -134,12 +138,14 @@ class PostgresStore:
 
     def query(
         self,
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         k: int = 5,
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
         collapse: bool = True,
+        mode: str | None = None,
+        text: str | None = None,
     ) -> list[Hit]:
         """The ``k`` nearest chunks; ``where`` is equality on metadata keys (all must hold).
 
@@ -152,9 +158,15 @@ class PostgresStore:
         candidates).
 
         Raises:
-            ConfigError: ``sub_weight`` is not within 0..1, or ``where`` holds a value that
-                is not a string, number or boolean.
+            ConfigError: ``sub_weight`` is not within 0..1, ``where`` holds a value that
+                is not a string, number or boolean, or ``mode`` is not ``dense``.
         """
+        if check_mode(mode or "dense") != "dense":  # None: dense, the one mode here
+            raise ConfigError(f"mode {mode} needs the lexical index of the embedded store (a "
+                              "folder for --store); a postgresql:// store answers mode dense "
+                              "only")  # fmt: skip
+        if vector is None:
+            raise ConfigError("a dense query needs a query vector")
         if sub_weight is not None and (
             isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1
         ):

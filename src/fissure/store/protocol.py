@@ -18,7 +18,8 @@ class Hit:
 
     Attributes:
         chunk_id: The chunk's stable id.
-        score: Cosine similarity to the query (higher is closer).
+        score: Higher is closer: the cosine to the query (``dense``), BM25 (``lexical``)
+            or the fused rank score (``hybrid``).
         text: The chunk's exact text.
         metadata: What the store kept about the chunk (``source``, ``lines`` …).
         copies: How many chunks of its document the hit stands for: itself and its
@@ -95,6 +96,13 @@ class Store(Protocol):
     5. **Order**: by score, best first, at most ``k`` hits; equal scores by source key
        (:func:`~fissure.store.ranking.id_key` of the source), then ``start``, then the
        chunk id's key.
+    6. **``mode``** (:mod:`fissure.store.fusion`): ``dense`` is all of the above;
+       ``lexical`` ranks by BM25 over the chunks' words instead of cosine (``text`` is the
+       question; ``where``, collapse and order as above); ``hybrid`` fuses the two
+       rankings by reciprocal rank fusion. ``None`` is the store's default: with a
+       ``text``, :data:`fissure.store.fusion.DEFAULT_MODE`; without, ``dense``. A store
+       without a lexical index answers ``None`` with ``dense`` and refuses the other
+       modes with a :class:`~fissure.errors.ConfigError` that says so.
     """
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
@@ -111,15 +119,18 @@ class Store(Protocol):
 
     def query(
         self,
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         k: int = 5,
         where: Mapping[str, Any] | None = None,
         *,
         sub_weight: float | None = None,
         collapse: bool = True,
+        mode: str | None = None,
+        text: str | None = None,
     ) -> list[Hit]:
-        """The ``k`` best chunks for ``vector`` under ``where``, as the class docstring
-        defines them (exact scores, ``sub_weight`` blending, near-copies collapsed)."""
+        """The ``k`` best chunks for ``vector`` (and ``text``, in the lexical modes) under
+        ``where``, as the class docstring defines them (exact scores, ``sub_weight``
+        blending, near-copies collapsed, ``mode``)."""
         ...
 
     def count(self) -> int:

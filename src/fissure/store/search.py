@@ -6,7 +6,11 @@
   links, whose chunks join them when blending); the candidates are scored exactly from
   the copy. Used past ``exact_max`` chunks, where a scan costs more than it is worth.
 
-Both paths then rank with :func:`fissure.store.ranking.top` (ties by place, near-copies
+Then, by the plan's ``mode`` (:mod:`fissure.store.fusion`): ``dense`` keeps those scores;
+``lexical`` replaces them with BM25 from the lexical index (:mod:`fissure.store.lexical`);
+``hybrid`` fuses the two rankings (reciprocal rank fusion). ``where`` filters both sides.
+
+Every mode then ranks with :func:`fissure.store.ranking.top` (ties by place, near-copies
 collapsed to the earliest tied copy) and read texts and metadata from Chroma. A row that
 the copy holds and Chroma does not (a crash between the two writes; the copy is written
 first) is skipped.
@@ -21,6 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from fissure.store.exact import Rows
+from fissure.store.fusion import Fusion, hybrid_scores
 from fissure.store.protocol import Hit
 from fissure.store.ranking import best_per_owner, blend, firsts, id_key, id_keys, member, top
 
@@ -42,17 +47,23 @@ class Source(Protocol):
         self, query: np.ndarray, n: int, where: Mapping[str, Any] | None, pieces: bool = False
     ) -> list[tuple[str, dict[str, Any]]]: ...
 
+    def lexical_search(self, text: str, limit: int | None) -> list[tuple[str, float]]: ...
+
 
 @dataclass(frozen=True)
 class Plan:
     """One query: a unit vector, how many hits, the filter, the piece weight (``None``:
-    no blending) and whether near-copies collapse."""
+    no blending), whether near-copies collapse, the retrieval mode, the question's text
+    (for the lexical side) and how ``hybrid`` fuses."""
 
     query: np.ndarray
     k: int
     where: Mapping[str, Any] | None
     weight: float | None
     collapse: bool
+    mode: str = "dense"
+    text: str = ""
+    fusion: Fusion = Fusion()
 
 
 class Search:
@@ -62,9 +73,40 @@ class Search:
         self.store, self.rows, self.plan = store, rows, plan
 
     def run(self, exact: bool) -> list[Hit]:
-        """The hits, by the exact scan or through the index."""
+        """The hits, by the exact scan or through the index (dense side), by BM25
+        (lexical side), or both fused."""
+        if self.plan.mode == "lexical":
+            depth = self.plan.fusion.depth(self.plan.k)
+            return self._hits(*self._lexical(None if self.plan.where else 4 * depth))
         rows, scores = self._exact() if exact else self._index()
+        if self.plan.mode == "hybrid":
+            rows, scores = self._fused(rows, scores)
         return self._hits(rows, scores)
+
+    def _lexical(self, limit: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """The rows that share a word with the question and their BM25 scores (rows the
+        exact copy lacks are skipped: the lexical index is written first)."""
+        found = self.store.lexical_search(self.plan.text, limit)
+        at = self.rows.lookup(id_keys([i for i, _ in found]))
+        scores = np.asarray([s for _, s in found], dtype=np.float64)
+        keep = at >= 0
+        allowed = self._allowed()
+        if allowed is not None:
+            keep &= allowed[np.maximum(at, 0)]
+        return at[keep], scores[keep]
+
+    def _fused(self, rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Reciprocal rank fusion of the dense candidates and the lexical matches."""
+        plan, n = self.plan, len(self.rows)
+        depth = plan.fusion.depth(plan.k)
+        dense = rows[top(scores, depth, self.rows.place[rows])]
+        lexical_rows, lexical_scores = self._lexical(None if plan.where else depth)
+        lexical = lexical_rows[top(lexical_scores, depth, self.rows.place[lexical_rows])]
+        every = np.full(n, -np.inf)
+        every[rows] = scores
+        fused = hybrid_scores(every, dense, lexical, plan.fusion)
+        candidates = np.flatnonzero(np.isfinite(fused))
+        return candidates, fused[candidates]
 
     def _exact(self) -> tuple[np.ndarray, np.ndarray]:
         plan, rows = self.plan, self.rows
