@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Generic, Protocol, TypeVar
+from typing import IO, Any, Generic, Protocol, TypeVar
 
 from fissure.config import ChunkSettings
 from fissure.ingest.progress import Progress
@@ -60,8 +60,15 @@ class Options:
     batch_chunks: int = _DEFAULTS.batch_chunks
     plugins: tuple[str, ...] = ()
     progress: bool = False
-    timeout_per_mb: float = 10.0
-    max_inflate_mb: int = 256
+    timeout_per_mb: float = _DEFAULTS.timeout_per_mb
+    max_inflate_mb: int = _DEFAULTS.max_inflate_mb
+
+    def limits(self) -> dict[str, Any]:
+        """The per-document limits, as :class:`~fissure.ingest.workers.WorkerPool` takes
+        them and as a run's record keeps them."""
+        return {"timeout": self.timeout, "memory_mb": self.memory_mb,
+                "timeout_per_mb": self.timeout_per_mb,
+                "max_inflate_mb": self.max_inflate_mb}  # fmt: skip
 
 
 @dataclass

@@ -129,9 +129,7 @@ def ingest(
             job = Job(source, plan.todo, writer, opts, bar, export)
             replaced = (engine or LocalEngine()).run(job)
         config = {"settings": opts.settings.to_dict(), "embedder": embedder_spec,
-                  "timeout": opts.timeout, "memory_mb": opts.memory_mb,
-                  "timeout_per_mb": opts.timeout_per_mb,
-                  "max_inflate_mb": opts.max_inflate_mb}  # fmt: skip
+                  **opts.limits()}  # fmt: skip
         manifest.record_run(source.origin, spec or source.origin, config)
         writer.timings.scan = scanned
         writer.timings.total = time.perf_counter() - started
@@ -217,10 +215,8 @@ class LocalEngine:
         readable = [i for i in job.todo if not i.skip]
         background: Background[Outcome] = Background(writer.write)
         groups: Groups[Outcome] = Groups(background.put, opts.batch_chunks)
-        pool = WorkerPool(opts.settings, workers=opts.workers, timeout=opts.timeout,
-                          memory_mb=opts.memory_mb, plugins=plugin_modules(opts.plugins),
-                          timeout_per_mb=opts.timeout_per_mb,
-                          max_inflate_mb=opts.max_inflate_mb)  # fmt: skip
+        pool = WorkerPool(opts.settings, workers=opts.workers,
+                          plugins=plugin_modules(opts.plugins), **opts.limits())
         try:
             with pool if readable else _nothing():
                 tasks = read_tasks(job.source, readable, early, writer.timings, writer.digests)

@@ -38,7 +38,7 @@ import numpy as np
 from fissure.config import ChunkSettings
 from fissure.embed import Embedder
 from fissure.errors import ConfigError, MissingDependencyError
-from fissure.ingest.job import Groups, Job, Options, export_chunks, read_tasks, skipped
+from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
 from fissure.ingest.workers import PLUGINS_ENV, Outcome, Task, WorkerPool, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
@@ -140,7 +140,7 @@ class RayEngine:
         parse = self.parse_workers or max(1, int(cpus) - embed)
         return dataset.map_batches(
             _Chunking,
-            fn_constructor_args=(options.settings, _limits(options),
+            fn_constructor_args=(options.settings, options.limits(),
                                  plugin_modules(options.plugins)),  # fmt: skip
             batch_size=self.docs_per_batch,
             batch_format="numpy",
@@ -198,13 +198,6 @@ def _waves(tasks: Iterator[Task], docs: int, size: int) -> Iterator[list[Task]]:
             wave, held = [], 0
     if wave:
         yield wave
-
-
-def _limits(options: Options) -> dict[str, Any]:
-    """The per-document limits of a run, as :class:`WorkerPool` takes them."""
-    return {"timeout": options.timeout, "memory_mb": options.memory_mb,
-            "timeout_per_mb": options.timeout_per_mb,
-            "max_inflate_mb": options.max_inflate_mb}  # fmt: skip
 
 
 class _Chunking:
