@@ -11,6 +11,7 @@ Outputs are dropped unless asked for.
 
 from __future__ import annotations
 
+import json
 from enum import IntEnum
 from typing import Any
 
@@ -50,11 +51,13 @@ def parse(text: str, *, source: str, outputs: bool = False) -> Document:
 
     Raises:
         ValueError: Over :data:`fissure.limits.MAX_CELLS` cells (nbformat keeps a few KB per
-            cell), or cells that are not notebook cells (nbformat reads them without
-            complaint); the registry then parses the file as plain text.
+            cell), a file that is not JSON naming notebook format 3 or 4, or cells that
+            are not notebook cells (nbformat reads them without complaint); the registry
+            then parses the file as plain text.
     """
     if text.count('"cell_type"') > limits.MAX_CELLS:
         raise ValueError(f"a notebook of more than {limits.MAX_CELLS:,} cells")
+    _check_version(text)
     try:
         notebook = nbformat.reads(text, as_version=4)
     except (AttributeError, TypeError, KeyError, IndexError) as exc:  # nbformat on odd JSON
@@ -117,6 +120,19 @@ def _add_outputs(cell: Any, index: int, parts: list[str], cells: list[Block], cu
         metadata = {"cell": index, "output_type": output.output_type}
         cells.append(Block("output", start, end, NotebookLevel.OUTPUT, None, (), metadata))
     return cursor
+
+
+def _check_version(text: str) -> None:
+    """Raise ValueError unless the JSON names notebook format 3 or 4 (what Jupyter has
+    written since 2012): without the key nbformat takes a file for format 1 and its old
+    upgrade code fails on anything odd with errors of its own (UnboundLocalError)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not a valid notebook: not JSON ({exc})") from None
+    version = data.get("nbformat") if isinstance(data, dict) else None
+    if type(version) is not int or version not in (3, 4):
+        raise ValueError(f"not a valid notebook: nbformat is {version!r}, not 3 or 4")
 
 
 def _check_cells(notebook: Any) -> None:
