@@ -130,6 +130,8 @@ def _check_version(text: str) -> None:
         data = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"not a valid notebook: not JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError("not a valid notebook: JSON nested too deeply to read") from None
     version = data.get("nbformat") if isinstance(data, dict) else None
     if type(version) is not int or version not in (3, 4):
         raise ValueError(f"not a valid notebook: nbformat is {version!r}, not 3 or 4")
