@@ -237,8 +237,11 @@ def main() -> None:
         cluster = LocalCluster(cpus=2)
         try:
             cluster.start(nodes=1)
-            corpus = ROOT / "bench" / ".cache" / "ingest" / "corpus-asyncio-email-json-x1"
-            if not plan["e2e_copies"]:
+            if plan["e2e_copies"]:
+                from bench.ingest import corpus as stdlib_corpus
+
+                corpus = stdlib_corpus(("asyncio", "email", "json"), plan["e2e_copies"])
+            else:
                 corpus = work / "e2e"
                 for task in _tasks(0)[:12]:
                     target = corpus / Path(task.source).name
