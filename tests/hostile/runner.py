@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,8 +53,11 @@ class CaseRun:
     found: bool | None = None
 
 
-def run_case(folder: Path, args: tuple[str, ...], timeout: float, phrase: str | None) -> CaseRun:
-    """Chunk, ingest, list dead letters and query for ``phrase`` (when given)."""
+def run_case(
+    folder: Path, args: tuple[str, ...], timeout: float, phrase: str | None, good: str = GOOD[0]
+) -> CaseRun:
+    """Chunk, ingest, list dead letters and query for ``phrase`` (when given): ``found`` is
+    whether the good file ``good`` is among the hits."""
     cwd, name = folder.parent, folder.name
     out = cwd / f"{name}.jsonl"
     chunk = fissure("chunk", name, "-o", str(out), *args, cwd=cwd, timeout=timeout)
@@ -70,7 +74,7 @@ def run_case(folder: Path, args: tuple[str, ...], timeout: float, phrase: str | 
         if phrase is not None:
             hits = fissure("query", phrase, "--store", str(store), "-k", "5", cwd=cwd,
                            timeout=120)  # fmt: skip
-            result.found = GOOD[0] in hits.stdout
+            result.found = good in hits.stdout
     return result
 
 
@@ -83,6 +87,7 @@ def _sources(jsonl: Path) -> tuple[set[str], int]:
     return names, jsonl.stat().st_size
 
 
-def hostile_entries(folder: Path) -> list[Path]:
-    """The entries of a case folder other than its good files."""
-    return sorted(p for p in folder.iterdir() if p.name not in GOOD)
+def hostile_entries(folder: Path, good: Iterable[str] = GOOD) -> list[Path]:
+    """The entries of a case folder other than its good files (named ``good``)."""
+    skip = set(good)
+    return sorted(p for p in folder.iterdir() if p.name not in skip)

@@ -38,6 +38,15 @@ QUERIES: dict[str, str] = {
     "good_one.md": "lighthouse keeper tide tables fog signals schooners harbour logbook",
     "good_two.txt": "invoice reconciliation accountant vendor receipts purchase orders ledger",
 }
+# The good file bench/hostile.py looks for among the hits of good_phrase.
+GOOD_FILE = "good_one.md"
+
+
+def good_phrase(folder: Path) -> str:
+    """The query that must find :data:`GOOD_FILE` in any case's store."""
+    return QUERIES[GOOD_FILE]
+
+
 # Text that must never reach a store: the first field of /etc/passwd's first line.
 OUTSIDE_MARKERS = ("root:x:0:0", "root:*:0:0")
 
