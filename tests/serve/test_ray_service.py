@@ -6,37 +6,20 @@ on it."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.ingest.ray_cluster import run_scenario
 from tests.ingest.test_ray_engine import _loopback
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1000)]
 
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    pytest.importorskip("ray", reason="pip install 'fissure[ray]'")
-    if not shutil.which("unshare") or not shutil.which("ip"):
-        pytest.skip("needs unshare (util-linux) and ip (iproute2): scripts/install-scale.sh")
-    probe = ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
-    if subprocess.run([*probe, "true"], capture_output=True).returncode != 0:
-        pytest.skip("cannot make a network namespace here (unshare --net refused)")
     out = tmp_path_factory.mktemp("ray-serve") / "seen.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
-    command = [sys.executable, "-m", "tests.serve.ray_scenario", str(out)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)  # fmt: skip
-    assert done.returncode == 0 and out.exists(), done.stderr[-4000:]
-    return dict(json.loads(out.read_text()))
+    return run_scenario("tests.serve.ray_scenario", out, timeout=900)
 
 
 def test_ray_service_equals_the_local_one_through_a_node_death(seen: dict[str, Any]) -> None:
