@@ -4,6 +4,8 @@ has the real one)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from fissure.errors import ConfigError, MissingDependencyError
 from fissure.ingest.workers import WorkerPool
 from fissure.serve.pools import open_pool
 from fissure.serve.settings import ServiceSettings
+from tests.serve.server import ROOT, free_port
 
 CHUNK = ChunkSettings(tokenizer="words", max_tokens=40)
 
@@ -61,3 +64,21 @@ def test_ray_engine_without_ray_is_one_clear_line(
     assert "pip install 'fissure[ray]'" in out.output and "Traceback" not in out.output
     assert len(out.output.strip().splitlines()) == 1
     assert not (tmp_path / "s").exists()  # refused before anything was made
+
+
+def test_a_cluster_address_nobody_answers_is_refused_at_once(tmp_path: Path) -> None:
+    from fissure.ingest.ray_parts import connect
+
+    address = f"127.0.0.1:{free_port()}"
+    with pytest.raises(ConfigError, match="nothing answers at the Ray cluster address"):
+        connect(None, address, ())  # refused before Ray is asked (it would retry for minutes)
+    pytest.importorskip("ray", reason="pip install 'fissure[ray]'")
+    # The service: its engine cannot join, so the service stops with that one line.
+    command = [sys.executable, "-m", "fissure", "serve", "--store", str(tmp_path / "s"),
+               "--port", str(free_port()), "--embedder", "hashing", "--engine", "ray",
+               "--address", address]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: nothing answers at the Ray cluster address " + address)

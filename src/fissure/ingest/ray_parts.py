@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pickle
+import socket
 import traceback
 from typing import Any
 
@@ -86,13 +87,30 @@ def connect(ray: Any, address: str | None, plugins: tuple[str, ...]) -> None:
         ConfigError: The cluster cannot be joined.
     """
     env = {PLUGINS_ENV: ",".join(plugins)} if plugins else {}
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _check_reachable(address)
     try:
-        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None,
+        ray.init(address=address,
                  runtime_env={"env_vars": env} if env else None, log_to_driver=False,
                  configure_logging=False)  # fmt: skip
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}; start one with "
                           "`ray start --head` or pass --address HOST:PORT") from exc  # fmt: skip
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``HOST:PORT`` where nothing listens: ``ray.init`` would retry it for
+    minutes (``auto`` and ``ray://`` addresses are left to Ray)."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or "://" in address:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise ConfigError(f"nothing answers at the Ray cluster address {address} "
+                          f"({exc.strerror or exc}); start one with `ray start --head` or "
+                          "pass --address HOST:PORT") from exc  # fmt: skip
 
 
 def need_ray(purpose: str) -> None:
