@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "FISSURE_LOOPBACK_NETNS"
@@ -45,6 +46,26 @@ def reexec_in_loopback_namespace(argv: list[str]) -> None:
            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
     done = subprocess.run([*unshare, "--", sys.executable, *argv], env=env, cwd=ROOT)
     raise SystemExit(done.returncode)
+
+
+def run_scenario(module: str, out: Path, timeout: float) -> dict[str, Any]:
+    """Run ``python -m module OUT`` (a script that re-executes itself in a loopback-only
+    namespace) and return the JSON it wrote; skips the calling test where Ray or a
+    network namespace is not to be had."""
+    import pytest
+
+    pytest.importorskip("ray", reason="pip install 'fissure[ray]'")
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        pytest.skip("needs unshare (util-linux) and ip (iproute2): scripts/install-scale.sh")
+    probe = ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
+    if subprocess.run([*probe, "true"], capture_output=True).returncode != 0:
+        pytest.skip("cannot make a network namespace here (unshare --net refused)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
+    command = [sys.executable, "-m", module, str(out)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+    assert done.returncode == 0 and out.exists(), done.stderr[-4000:]
+    return dict(json.loads(out.read_text()))
 
 
 def pythonpath() -> str:

@@ -5,17 +5,12 @@ saw as JSON and stops everything; this test asserts on it."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.ingest.ray_cluster import run_scenario
+
 # Every test here reads what one run of the scenario saw (minutes), whichever runs first.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1600)]
 
@@ -28,20 +23,9 @@ def _loopback(address: str) -> bool:
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    pytest.importorskip("ray", reason="pip install 'fissure[ray]'")
     pytest.importorskip("psycopg", reason="pip install 'fissure[postgres]'")
-    if not shutil.which("unshare") or not shutil.which("ip"):
-        pytest.skip("needs unshare (util-linux) and ip (iproute2): scripts/install-scale.sh")
-    probe = ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
-    if subprocess.run([*probe, "true"], capture_output=True).returncode != 0:
-        pytest.skip("cannot make a network namespace here (unshare --net refused)")
     out = tmp_path_factory.mktemp("ray") / "seen.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")])}
-    command = [sys.executable, "-m", "tests.ingest.ray_scenario", str(out)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=1500)  # fmt: skip
-    assert done.returncode == 0 and out.exists(), done.stderr[-4000:]
-    return dict(json.loads(out.read_text()))
+    return run_scenario("tests.ingest.ray_scenario", out, timeout=1500)
 
 
 def _ok(part: dict[str, Any]) -> None:

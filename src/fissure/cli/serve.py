@@ -51,7 +51,23 @@ def serve(
     ],
     port: Annotated[int, _opt("TCP port.")] = D["port"],
     api_workers: Annotated[int, _opt("HTTP worker processes.")] = D["api_workers"],
-    workers: Annotated[int | None, _opt("Parser processes (default: cores - 1, 1 to 4).")] = None,
+    workers: Annotated[
+        int | None,
+        _opt(
+            "Parser processes (default: cores - 1, 1 to 4); with --engine ray: parse actors "
+            "(default: the cluster's CPUs)."
+        ),
+    ] = None,
+    engine: Annotated[
+        str, _opt("local (parser processes here) | ray (parse actors on a Ray cluster).")
+    ] = D["engine"],
+    address: Annotated[
+        str | None,
+        _opt(
+            "With --engine ray: the cluster HOST:PORT (default: $RAY_ADDRESS, else a Ray "
+            "started here)."
+        ),
+    ] = None,
     keys_file: Annotated[
         Path | None, _opt("API keys, hashed, one JSON line each (fissure key).")
     ] = None,
@@ -145,7 +161,7 @@ def serve(
             store=folder,
             database=database,
             spool=spool.resolve() if spool else None,
-            workers=workers or default_workers(),
+            workers=workers or (None if engine == "ray" else default_workers()),
             memory_mb=memory_mb or None,
             chunk=ChunkSettings(strategy=strategy, max_tokens=max_tokens, min_tokens=min_tokens,
                                 tokenizer=tokenizer),

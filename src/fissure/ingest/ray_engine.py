@@ -26,20 +26,18 @@ driver's machine, or PostgreSQL); the corpus is read on the driver too, so any s
 
 from __future__ import annotations
 
-import os
 import pickle
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fissure.config import ChunkSettings
 from fissure.embed import Embedder
-from fissure.errors import ConfigError, MissingDependencyError
+from fissure.errors import ConfigError
 from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
-from fissure.ingest.workers import PLUGINS_ENV, Outcome, Task, WorkerPool, plugin_modules
+from fissure.ingest.ray_parts import Chunking, cluster_resources, connect, import_ray
+from fissure.ingest.workers import Task, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
 _REPLACED = ("Timeout", "WorkerDied")  # parse failures that cost a worker process
@@ -81,10 +79,10 @@ class RayEngine:
         worker processes were replaced (after a timeout or a crash)."""
         if not job.todo:  # a no-change re-run never waits for a cluster
             return 0
-        ray = _import_ray()
+        ray = import_ray()
         started_here = not ray.is_initialized()
         if started_here:
-            _connect(ray, self.address, plugin_modules(job.options.plugins))
+            connect(ray, self.address, plugin_modules(job.options.plugins))
         _quiet(ray, job.options.progress)
         try:
             return self._run(job)
@@ -115,7 +113,7 @@ class RayEngine:
 
     def _embedded(self, job: Job, wave: list[Task]) -> Iterator[Embedded]:
         """One wave through the Ray Data pipeline; results as they come."""
-        ray = _import_ray()
+        ray = import_ray()
         dataset = ray.data.from_items(
             [{"source": t.source, "data": t.data} for t in wave],
             override_num_blocks=max(1, -(-len(wave) // self.docs_per_batch)),
@@ -135,11 +133,11 @@ class RayEngine:
     def chunking(self, dataset: Any, options: Any) -> Any:
         """``dataset`` (rows ``source``, ``data``) parsed and split on the parse actor pool:
         rows ``source``, ``outcome`` (a pickled :class:`Outcome`)."""
-        cpus, _ = _cluster()
+        cpus, _ = cluster_resources()
         embed = 0 if self.parse_workers else self._embed_plan()[0]
         parse = self.parse_workers or max(1, int(cpus) - embed)
         return dataset.map_batches(
-            _Chunking,
+            Chunking,
             fn_constructor_args=(options.settings, options.limits(),
                                  plugin_modules(options.plugins)),  # fmt: skip
             batch_size=self.docs_per_batch,
@@ -165,12 +163,12 @@ class RayEngine:
         )
 
     def _pool(self, size: int) -> Any:
-        strategy = _import_ray().data.ActorPoolStrategy
+        strategy = import_ray().data.ActorPoolStrategy
         return strategy(min_size=1 if self.elastic else size, max_size=size)
 
     def _embed_plan(self) -> tuple[int, float, float]:
         """How many embedding actors, and the CPUs and GPUs each reserves."""
-        cpus, gpus = _cluster()
+        cpus, gpus = cluster_resources()
         if gpus >= 1:
             return self.embed_workers or int(gpus), 1.0, 1.0
         return self.embed_workers or max(1, int(cpus) // 3), 1.0, 0.0
@@ -198,32 +196,6 @@ def _waves(tasks: Iterator[Task], docs: int, size: int) -> Iterator[list[Task]]:
             wave, held = [], 0
     if wave:
         yield wave
-
-
-class _Chunking:
-    """A parse actor: one fissure worker process, kept for the actor's life."""
-
-    def __init__(
-        self, settings: ChunkSettings, limits: dict[str, Any], plugins: tuple[str, ...]
-    ) -> None:
-        self.pool = WorkerPool(settings, workers=1, plugins=plugins, **limits)
-        self.pool.__enter__()
-
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-        tasks = [Task(str(s), bytes(d)) for s, d in zip(batch["source"], batch["data"],
-                                                        strict=True)]  # fmt: skip
-        done: list[Outcome] = []
-        try:
-            done.extend(self.pool.run(tasks))
-        except Exception as exc:  # never abort the dataset: the rest become failures
-            finished = {o.source for o in done}
-            trace = traceback.format_exc(limit=20)
-            done += [Outcome(t.source, [], "parse", type(exc).__name__, str(exc)[:500], trace)
-                     for t in tasks if t.source not in finished]  # fmt: skip
-        return {"source": [o.source for o in done], "outcome": [pickle.dumps(o) for o in done]}
-
-    def __del__(self) -> None:
-        self.pool.close()
 
 
 class _Embedding:
@@ -255,25 +227,6 @@ class _Fixed:
         return self.embedder
 
 
-def _cluster() -> tuple[float, float]:
-    """The cluster's CPUs and GPUs."""
-    resources = _import_ray().cluster_resources()
-    return float(resources.get("CPU", 1)), float(resources.get("GPU", 0))
-
-
-def _connect(ray: Any, address: str | None, plugins: tuple[str, ...]) -> None:
-    """Join the cluster (or start one here); the actors' worker processes import the same
-    plugins as the driver's, so parsers registered by a plugin exist there too."""
-    env = {PLUGINS_ENV: ",".join(plugins)} if plugins else {}
-    try:
-        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None,
-                 runtime_env={"env_vars": env} if env else None, log_to_driver=False,
-                 configure_logging=False)  # fmt: skip
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}; start one with "
-                          "`ray start --head` or pass --address HOST:PORT") from exc  # fmt: skip
-
-
 def _quiet(ray: Any, progress: bool) -> None:
     """Results in any order; Ray Data's own bars and logs only with ``progress``."""
     import logging
@@ -282,12 +235,3 @@ def _quiet(ray: Any, progress: bool) -> None:
     context.enable_progress_bars = progress
     context.execution_options.preserve_order = False
     logging.getLogger("ray.data").setLevel(logging.INFO if progress else logging.WARNING)
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-        import ray.data
-    except ImportError as exc:
-        raise MissingDependencyError("ray", "ray", "the Ray engine") from exc
-    return ray

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from fissure.errors import ConfigError, FissureError
+from fissure.errors import ConfigError, FissureError, MissingDependencyError
 from fissure.serve.jobs import check_namespace
 from fissure.serve.settings import ServiceSettings
 
@@ -190,19 +190,24 @@ def main() -> None:
         timer.daemon = True
         timer.start()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    def on_signals() -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, on_signal)
+
+    on_signals()
     try:
         settings = ServiceSettings.from_env()
         os.nice(settings.engine_nice)
         lock = hold_lock(settings.store)
         engine = Engine(settings)
         engine.recover()
+        engine.runner.pool.start()  # with --engine ray: joins the cluster (a bad address is fatal)
+        on_signals()  # ray.init puts in a SIGTERM handler of its own; ours must stand
         server = EngineServer(address(settings.store), engine_key(), engine.handlers())
         server.start()
         engine.publish()
         log.info("engine ready: model %s, fingerprint %s", engine.embedder.model_id, engine.stamp)
-    except ConfigError as exc:
+    except (ConfigError, MissingDependencyError) as exc:
         print(f"fissure engine: {exc}", file=sys.stderr, flush=True)
         sys.exit(FATAL)
     try:

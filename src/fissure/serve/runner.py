@@ -1,13 +1,15 @@
 """The engine's job loop, on the ingest pipeline's parts.
 
-lease jobs → read their bytes from the spool → parse and split in the
-:class:`~fissure.ingest.workers.WorkerPool` (per-document timeout, memory cap, a worker
-recycled after N documents) → gather chunks of many documents into one embedding batch per
-namespace → :class:`~fissure.ingest.writer.Writer` (store + manifest, crash-safe order) on a
+lease jobs → read their bytes from the spool → parse and split in the pool
+(:mod:`fissure.serve.pools`: a :class:`~fissure.ingest.workers.WorkerPool` here, or Ray
+actors; per-document timeout, memory cap, a worker recycled after N documents) → gather
+chunks of many documents into one embedding batch per namespace →
+:class:`~fissure.ingest.writer.Writer` (store + manifest, crash-safe order) on a
 :class:`~fissure.ingest.writer.Background` thread → complete the jobs, or fail them: a
-timeout or a dead worker is retried with backoff, a document its parser refuses goes to the
-dead-letter queue at once (it would fail the same way again). A thread renews the leases
-of every job held, so a long backlog in the embedding stage never loses them.
+timeout or a dead worker (or Ray actor) is retried with backoff, a document its parser
+refuses goes to the dead-letter queue at once (it would fail the same way again). A
+thread renews the leases of every job held, so a long backlog in the embedding stage never
+loses them.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fissure.errors import FissureError, InputError
-from fissure.ingest.workers import Outcome, Task, WorkerPool, plugin_modules
+from fissure.ingest.workers import Outcome, Task
 from fissure.ingest.writer import Background
 from fissure.serve import metrics
 from fissure.serve.jobs import Completion, Job, Reason, namespace_of
+from fissure.serve.pools import Pool, open_pool
 from fissure.serve.queue import JobQueue
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spaces import Spaces
@@ -82,6 +85,8 @@ class Runner:
         settings: The service settings.
         worker: This engine's name in the queue; stable across restarts, so a restarted
             engine takes back its own leases at once.
+        pool: Where documents are parsed and split; default: the one ``settings.engine``
+            names (:func:`~fissure.serve.pools.open_pool`).
     """
 
     def __init__(
@@ -91,25 +96,19 @@ class Runner:
         spaces: Spaces,
         settings: ServiceSettings,
         worker: str,
+        pool: Pool | None = None,
     ) -> None:
         self.queue, self.spool, self.spaces = queue, spool, spaces
         self.settings = settings
         self.worker = worker
+        self.pool = pool if pool is not None else open_pool(settings)
         self.held = Held()
         self._purged = 0.0
         self._restarts = (0, 0)
 
     def run(self, stop: threading.Event) -> None:
         """Lease and work jobs until ``stop`` is set; in-flight jobs are finished first."""
-        s = self.settings
-        pool = WorkerPool(
-            s.chunk,
-            workers=s.workers,
-            timeout=s.timeout,
-            memory_mb=s.memory_mb,
-            plugins=plugin_modules(s.plugins),
-            recycle_after=s.recycle_after,
-        )
+        s, pool = self.settings, self.pool
         renewing = threading.Event()
         renewer = threading.Thread(
             target=self._renew, args=(renewing,), daemon=True, name="fissure-renew"
@@ -130,9 +129,7 @@ class Runner:
         finally:
             renewing.set()
 
-    def _round(
-        self, pool: WorkerPool, background: Background[Outcome], stop: threading.Event
-    ) -> bool:
+    def _round(self, pool: Pool, background: Background[Outcome], stop: threading.Event) -> bool:
         """Chunk jobs until the queue has none ready; returns whether any was leased."""
         feed = _Feed(self, stop, pool.size)
         groups: dict[str, _Group] = {}
@@ -177,7 +174,7 @@ class Runner:
             except Exception:  # the next round tries again; a lost lease only means a redo
                 log.exception("renewing leases failed")
 
-    def _count_restarts(self, pool: WorkerPool) -> None:
+    def _count_restarts(self, pool: Pool) -> None:
         replaced, recycled = self._restarts
         metrics.WORKER_RESTARTS.labels("replaced").inc(pool.replaced - replaced)
         metrics.WORKER_RESTARTS.labels("recycled").inc(pool.recycled - recycled)

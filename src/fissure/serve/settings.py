@@ -22,10 +22,10 @@ from fissure.source.files import DEFAULT_MAX_BYTES
 SETTINGS_ENV = "FISSURE_SERVE_SETTINGS"
 _DATABASES = ("postgresql://", "postgres://")
 DAY = 86_400.0
+ENGINES = ("local", "ray")
 _POSITIVE_INTS = (
     "port",
     "api_workers",
-    "workers",
     "recycle_after",
     "batch_chunks",
     "max_attempts",
@@ -72,7 +72,13 @@ class ServiceSettings:
         port: TCP port.
         api_workers: uvicorn worker processes answering HTTP (all state is in the
             database, so any of them answers any request).
-        workers: Parsing processes of the engine (as ``fissure ingest --workers``).
+        workers: Parsing processes of the engine (as ``fissure ingest --workers``); with
+            ``engine="ray"``, parse actors (``None``: the cluster's CPUs).
+        engine: Where documents are parsed and split: ``local`` (worker processes of the
+            engine) or ``ray`` (actors on a Ray cluster; embedding and store writes stay in
+            the engine).
+        address: The Ray cluster (``HOST:PORT``) with ``engine="ray"``; ``None``:
+            ``$RAY_ADDRESS``, else a Ray started by the engine.
         embedder: Embedder spec (:func:`fissure.embed.load_embedder`).
         chunk: Chunk settings; with the embedder they make the settings fingerprint, which
             is part of every document id.
@@ -113,7 +119,9 @@ class ServiceSettings:
     host: str = "127.0.0.1"
     port: int = 8000
     api_workers: int = 1
-    workers: int = field(default_factory=_default_workers)
+    workers: int | None = field(default_factory=_default_workers)
+    engine: str = "local"
+    address: str | None = None
     embedder: str = "minilm"
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     timeout: float = 120.0
@@ -151,6 +159,7 @@ class ServiceSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
+        self._check_engine()
         if self.port > 65535:
             raise ConfigError(f"port must be at most 65535, got {self.port}")
         if self.memory_mb is not None and self.memory_mb < 64:
@@ -166,6 +175,22 @@ class ServiceSettings:
             )
         if not -20 <= self.engine_nice <= 19:
             raise ConfigError(f"engine_nice must be within -20..19, got {self.engine_nice}")
+
+    def _check_engine(self) -> None:
+        if self.engine not in ENGINES:
+            raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
+        workers = self.workers
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or workers < 1):  # fmt: skip
+            raise ConfigError(f"workers must be a positive integer, got {self.workers!r}")
+        if self.workers is None and self.engine == "local":
+            raise ConfigError("workers must be a positive integer with the local engine")
+        if self.address is not None and self.engine != "ray":
+            raise ConfigError("--address names a Ray cluster: use it with --engine ray")
+        if self.engine == "ray":
+            from fissure.ingest.ray_parts import need_ray
+
+            need_ray("fissure serve --engine ray")
 
     @property
     def spool_folder(self) -> Path:
