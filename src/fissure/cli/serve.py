@@ -1,7 +1,10 @@
 """``fissure serve``: the ingestion service (HTTP API + engine) on a store folder.
 
-Every option is a :class:`~fissure.serve.settings.ServiceSettings` field of the same name,
-with that field's default (docs/service.md lists them all).
+The service's own options are :class:`~fissure.serve.settings.ServiceSettings` fields of the
+same name, with that field's default (docs/service.md lists them all). How documents are
+chunked and embedded, and the per-document limits, are the shared settings of ``fissure
+ingest`` (the same flags, ``--preset``, ``fissure.toml``; docs/settings.md), so the service
+chunks an upload exactly as ``fissure chunk`` and ``fissure ingest`` chunk that file.
 """
 
 from __future__ import annotations
@@ -12,8 +15,33 @@ from typing import Annotated, Any
 
 import typer
 
+from fissure.cli.common import settings_for
+from fissure.cli.options import (
+    Breakpoint,
+    BreakpointAmount,
+    ConfigFile,
+    Dedup,
+    EmbedHeadings,
+    EmbedWindow,
+    EmbedWindowShare,
+    IngestEmbedder,
+    Language,
+    MaxInflateMb,
+    MaxTokens,
+    MemoryMb,
+    MinTokens,
+    NoConfig,
+    OverlapTokens,
+    PrependContext,
+    Preset,
+    Strategy,
+    SubVectors,
+    TargetChunks,
+    Timeout,
+    TimeoutPerMb,
+    Tokenizer,
+)
 from fissure.cli.output import fail
-from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import FissureError
 from fissure.serve.settings import ServiceSettings
 
@@ -25,11 +53,13 @@ def _opt(help: str) -> Any:  # noqa: A002 - typer's own keyword
 
 
 def serve(
-    store: Annotated[
+    ctx: typer.Context,
+    location: Annotated[
         str,
-        _opt(
-            "Store folder (job queue, spool, manifest, Chroma), or postgresql://… (queue, "
-            "manifest, DLQ, chunks and vectors, shared by many service processes)."
+        typer.Option(
+            "--store",
+            help="Store folder (job queue, spool, manifest, Chroma), or postgresql://… (queue, "
+            "manifest, DLQ, chunks and vectors, shared by many service processes).",
         ),
     ] = str(D["store"]),
     spool: Annotated[
@@ -51,21 +81,26 @@ def serve(
     ],
     port: Annotated[int, _opt("TCP port.")] = D["port"],
     api_workers: Annotated[int, _opt("HTTP worker processes.")] = D["api_workers"],
-    workers: Annotated[
+    parsers: Annotated[
         int | None,
-        _opt(
-            "Parser processes (default: cores - 1, 1 to 4); with --engine ray: parse actors "
-            "(default: the cluster's CPUs)."
+        typer.Option(
+            "--workers",
+            help="Parser processes (default: cores - 1, 1 to 4); with --engine ray: parse actors "
+            "(default: the cluster's CPUs).",
         ),
     ] = None,
-    engine: Annotated[
-        str, _opt("local (parser processes here) | ray (parse actors on a Ray cluster).")
+    parse_engine: Annotated[
+        str,
+        typer.Option(
+            "--engine", help="local (parser processes here) | ray (parse actors on a Ray cluster)."
+        ),
     ] = D["engine"],
-    address: Annotated[
+    ray_address: Annotated[
         str | None,
-        _opt(
-            "With --engine ray: the cluster HOST:PORT (default: $RAY_ADDRESS, else a Ray "
-            "started here)."
+        typer.Option(
+            "--address",
+            help="With --engine ray: the cluster HOST:PORT (default: $RAY_ADDRESS, else a Ray "
+            "started here).",
         ),
     ] = None,
     keys_file: Annotated[
@@ -77,28 +112,26 @@ def serve(
     allow_github: Annotated[bool, _opt("Let JSON uploads name github: sources.")] = D[
         "allow_github"
     ],
-    embedder: Annotated[
-        str, _opt("minilm | minilm:bf16 | static | static:PATH | http:URL#MODEL | hashing")
-    ] = D["embedder"],
-    strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help=f"One of: {', '.join(STRATEGIES)}.")
-    ] = "structural",
-    max_tokens: Annotated[
-        int | None, _opt("Hard budget per chunk (default: the tokenizer's; 254 for minilm).")
-    ] = None,
-    min_tokens: Annotated[int, _opt("Merge smaller chunks into a neighbour.")] = 0,
-    tokenizer: Annotated[
-        str,
-        typer.Option(
-            "--tokenizer",
-            "-t",
-            help="minilm | cl100k_base | o200k_base | chars | words | PATH/tokenizer.json",
-        ),
-    ] = "minilm",
-    timeout: Annotated[float, _opt("Seconds one document may take to parse and split.")] = D[
-        "timeout"
-    ],
-    memory_mb: Annotated[int, _opt("Address-space cap per parser, MiB; 0: none.")] = D["memory_mb"],
+    ingest_embedder: IngestEmbedder = None,
+    strategy: Strategy = None,
+    max_tokens: MaxTokens = None,
+    min_tokens: MinTokens = None,
+    overlap_tokens: OverlapTokens = None,
+    tokenizer: Tokenizer = None,
+    language: Language = None,
+    prepend_context: PrependContext = None,
+    breakpoint: Breakpoint = None,
+    breakpoint_amount: BreakpointAmount = None,
+    target_chunks: TargetChunks = None,
+    embed_window: EmbedWindow = None,
+    embed_window_share: EmbedWindowShare = None,
+    sub_vectors: SubVectors = None,
+    dedup: Dedup = None,
+    embed_headings: EmbedHeadings = None,
+    timeout: Timeout = None,
+    timeout_per_mb: TimeoutPerMb = None,
+    memory_mb: MemoryMb = None,
+    max_inflate_mb: MaxInflateMb = None,
     recycle_after: Annotated[int, _opt("Replace a parser after this many documents.")] = D[
         "recycle_after"
     ],
@@ -141,33 +174,52 @@ def serve(
     plugin: Annotated[
         list[str] | None, _opt("A module the parsers import first (repeatable).")
     ] = None,
+    preset: Preset = None,
+    config_file: ConfigFile = None,
+    no_config: NoConfig = False,
 ) -> None:
     """Serve the HTTP API: uploads are answered at once (202 + a job); the engine parses,
-    chunks, embeds and stores them behind a durable queue. See docs/service.md."""
+    chunks, embeds and stores them behind a durable queue. See docs/service.md.
+
+    Chunking, the embedder and the per-document limits come from the flags, --preset,
+    fissure.toml and the built-in defaults, in that order, as for fissure ingest.
+    """
     from fissure.ingest import default_workers
     from fissure.serve.supervisor import serve as run
     from fissure.store.open import is_database
 
     given = dict(locals())
+    s = settings_for(ctx)
     names = {f.name for f in fields(ServiceSettings)}
-    skip = ("workers", "memory_mb", "store", "spool")
+    mine = {k: v for k, v in given.items() if k in names and k not in _SHARED + ("spool",)}
+    store = location
     database = store if is_database(store) else None
     folder = (state or Path(f".fissure/serve-{port}")) if database else Path(store)
     try:
         if state is not None and database is None:
             fail("--state is only for --store postgresql://… (a folder store is its own state)")
         settings = ServiceSettings(
-            **{k: v for k, v in given.items() if k in names and k not in skip},
+            **mine,
             store=folder,
             database=database,
             spool=spool.resolve() if spool else None,
-            workers=workers or (None if engine == "ray" else default_workers()),
-            memory_mb=memory_mb or None,
-            chunk=ChunkSettings(strategy=strategy, max_tokens=max_tokens, min_tokens=min_tokens,
-                                tokenizer=tokenizer),
+            workers=parsers or (None if parse_engine == "ray" else default_workers()),
+            engine=parse_engine,
+            address=ray_address,
+            embedder=s.ingest.embedder,
+            chunk=s.chunk,
+            timeout=s.ingest.timeout,
+            memory_mb=s.ingest.memory_mb or None,
+            timeout_per_mb=s.ingest.timeout_per_mb,
+            max_inflate_mb=s.ingest.max_inflate_mb,
             allowed_roots=tuple(p.resolve() for p in allow_root or ()),
             plugins=tuple(plugin or ()),
         )  # fmt: skip
         run(settings)
     except (FissureError, OSError) as exc:
         fail(str(exc))
+
+
+# ServiceSettings fields that come from the shared settings (settings_for), not from
+# serve's own options.
+_SHARED = ("embedder", "chunk", "timeout", "memory_mb", "timeout_per_mb", "max_inflate_mb")

@@ -43,6 +43,8 @@ def open_pool(settings: ServiceSettings) -> Pool:
     limits: dict[str, Any] = {
         "timeout": s.timeout,
         "memory_mb": s.memory_mb,
+        "timeout_per_mb": s.timeout_per_mb,
+        "max_inflate_mb": s.max_inflate_mb,
         "recycle_after": s.recycle_after,
     }
     plugins = plugin_modules(s.plugins)

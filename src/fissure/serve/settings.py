@@ -36,6 +36,7 @@ _POSITIVE_INTS = (
     "max_spool_bytes",
     "retry_after_seconds",
     "max_query_k",
+    "max_inflate_mb",
 )
 _POSITIVE_SECONDS = (
     "timeout",
@@ -85,6 +86,9 @@ class ServiceSettings:
         timeout: Seconds one document may take to parse and split before its worker is
             killed.
         memory_mb: Address-space cap of each parsing process, MiB (``None``: none).
+        timeout_per_mb: Extra seconds per MB of a document on top of ``timeout``.
+        max_inflate_mb: How far one document's compressed content (DOCX members, PDF
+            streams) may inflate, MiB.
         recycle_after: A parsing process is replaced after this many documents.
         batch_chunks: Chunks per embedding batch, gathered across documents.
         lease_seconds: How long a job stays leased without renewal; a job whose worker
@@ -126,6 +130,8 @@ class ServiceSettings:
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     timeout: float = 120.0
     memory_mb: int | None = 4096
+    timeout_per_mb: float = 10.0
+    max_inflate_mb: int = 256
     recycle_after: int = 1000
     batch_chunks: int = 256
     lease_seconds: float = 60.0
@@ -160,6 +166,8 @@ class ServiceSettings:
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
         self._check_engine()
+        if isinstance(self.timeout_per_mb, bool) or not self.timeout_per_mb >= 0:
+            raise ConfigError(f"timeout_per_mb must be >= 0 seconds, got {self.timeout_per_mb!r}")
         if self.port > 65535:
             raise ConfigError(f"port must be at most 65535, got {self.port}")
         if self.memory_mb is not None and self.memory_mb < 64:
