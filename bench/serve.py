@@ -41,8 +41,9 @@ RESULTS = Path(__file__).parent / "results"
 def corpus(n: int, max_kb: int) -> Path:
     """``n`` real files of at most ``max_kb`` KiB: 70 % stdlib modules, 30 % Markdown docs
     installed on this machine, picked in the order of a hash of their path, copied into one
-    folder."""
-    root = CACHE / f"corpus-{n}-{max_kb}k"
+    folder. No two have the same bytes: the service makes one job of identical uploads (the
+    same document id), so a copy would count as a file and not as a document."""
+    root = CACHE / f"corpus-{n}-{max_kb}k-distinct"
     if root.is_dir() and len(list(root.rglob("*.*"))) == n:
         return root
     shutil.rmtree(root, ignore_errors=True)
@@ -56,8 +57,10 @@ def corpus(n: int, max_kb: int) -> Path:
     site = Path(sys.prefix) / "lib"
     markdown = [p for base in (site, Path("/usr/share/doc"), Path("/usr/lib"))
                 for p in base.rglob("*.md") if fits(p)]  # fmt: skip
+    seen: set[str] = set()
+    markdown = _sample(markdown, len(markdown), seen)
     want_md = min(len(markdown), int(n * 0.3))
-    picked = _sample(python, n - want_md) + _sample(markdown, want_md)
+    picked = _sample(python, n - want_md, seen) + markdown[:want_md]
     for i, path in enumerate(picked):
         target = root / f"{i:04d}-{path.name}"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -65,9 +68,19 @@ def corpus(n: int, max_kb: int) -> Path:
     return root
 
 
-def _sample(paths: list[Path], n: int) -> list[Path]:
+def _sample(paths: list[Path], n: int, seen: set[str]) -> list[Path]:
+    """The first ``n`` paths in the order of a hash of their name whose bytes are not in
+    ``seen`` (the digests of the files picked so far, which this adds to)."""
     ranked = sorted(set(paths), key=lambda p: hashlib.sha256(str(p).encode()).hexdigest())
-    return ranked[:n]
+    out = []
+    for path in ranked:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            out.append(path)
+            if len(out) == n:
+                break
+    return out
 
 
 # -- the baseline --------------------------------------------------------------------------

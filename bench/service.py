@@ -159,12 +159,18 @@ def load(service: Service, files: list[Path], clients: int) -> dict[str, Any]:
     return {"latencies": latencies, "refused": refused, "jobs": jobs}
 
 
-def wait_done(service: Service, n: int) -> list[dict[str, Any]]:
-    """Every job of the namespace once none is queued or running."""
+def wait_done(service: Service, n: int, limit_s: float = 4 * 3600) -> list[dict[str, Any]]:
+    """Every job of the namespace once there are ``n`` and none is queued or running.
+
+    Raises:
+        TimeoutError: Not so after ``limit_s`` seconds (the message says what was seen).
+    """
     import httpx
 
+    deadline = time.monotonic() + limit_s
+    jobs: list[dict[str, Any]] = []
     with httpx.Client(base_url=service.url, timeout=60) as http:
-        while True:
+        while time.monotonic() < deadline:
             try:
                 jobs = _all_jobs(http)
             except httpx.HTTPError:
@@ -172,6 +178,8 @@ def wait_done(service: Service, n: int) -> list[dict[str, Any]]:
             if len(jobs) >= n and all(j["state"] in ("done", "failed") for j in jobs):
                 return jobs
             time.sleep(1.0)
+    states = sorted({j["state"] for j in jobs})
+    raise TimeoutError(f"{len(jobs)} of {n} jobs after {limit_s:.0f} s (states {states})")
 
 
 def _all_jobs(http: Any) -> list[dict[str, Any]]:
