@@ -60,7 +60,11 @@ def corpus(n: int, max_kb: int) -> Path:
     seen: set[str] = set()
     markdown = _sample(markdown, len(markdown), seen)
     want_md = min(len(markdown), int(n * 0.3))
-    picked = _sample(python, n - want_md, seen) + markdown[:want_md]
+    python = _sample(python, n - want_md, seen)
+    picked = python + markdown[: n - len(python)]  # more Markdown where modules run short
+    if len(picked) < n:
+        raise SystemExit(f"only {len(picked)} distinct files of at most {max_kb} KiB here; "
+                         "raise --max-kb or lower --files")  # fmt: skip
     for i, path in enumerate(picked):
         target = root / f"{i:04d}-{path.name}"
         target.parent.mkdir(parents=True, exist_ok=True)
