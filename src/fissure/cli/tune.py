@@ -73,8 +73,8 @@ def tune(
     """Run the evaluator over a small grid of settings on your corpus and questions, choose
     on one half of the questions, report the other, and save the winner as a preset.
 
-    Every candidate maps one for one to settings; the figures are those of `python -m
-    fissure.eval PATH -s SPEC --questions even|odd`, computed by the same code.
+    Every candidate maps one for one to settings; the figures are the evaluator's,
+    `python -m fissure.eval PATH -s SPEC --questions even|odd`, computed by the same code.
 
     Exit status: 0 tuned, 2 an error (no questions, a bad option, an endpoint that failed).
     """

@@ -80,7 +80,7 @@ def preset_of(spec: str, *, k: int = 5, embedder: str | None = None) -> Preset:
         chunk[key] = _take(options, option, kind, spec)
         if chunk[key] is None and key != "embed_window_tokens":
             chunk[key] = EVAL_TOKENIZER if key == "tokenizer" else getattr(defaults, key)
-    if chunk["embed_window_tokens"] is None and (options.keys() & {"share", "before"}):
+    if chunk["embed_window_tokens"] is None and (parsed.options.keys() & {"share", "before"}):
         raise ConfigError(f"strategy {spec!r}: share= and before= need win=N")
     chunk["embed_headings"] = _flag(options, "hctx")
     chunk["dedup"] = _flag(options, "dedup")
