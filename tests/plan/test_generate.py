@@ -82,7 +82,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def _args(docs: Path, endpoint: str, out: Path, n: int = 9) -> list[str]:
     return ["tune", str(docs), "--generate", str(n), "--endpoint", endpoint, "--model", "fake-1",
             "--questions", str(out), "--embedder", "hashing", "--grid", "structural:40",
-            "--grid", "fixed:30", "--no-write", "--cache-dir", str(out.parent / "cache")]  # fmt: skip
+            "--grid", "fixed:30", "--no-write", "--cache-dir", str(out.parent / "cache")]
 
 
 def test_generates_locates_writes_and_tunes(server: str, tmp_path: Path, monkeypatch) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from fissure.config import ChunkSettings
+from fissure.config import STRATEGIES, ChunkSettings
 from fissure.errors import ConfigError
 from fissure.eval.strategies import FissureRun, parse_strategy
 from fissure.plan.recipe import CHUNK_KEYS, QUERY_KEYS, canonical, preset_of, settings_of, to_spec
@@ -72,7 +72,7 @@ def test_built_in_presets_have_a_spec(name: str) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    strategy=st.sampled_from(["structural", "recursive", "sentence", "fixed", "semantic", "hybrid"]),
+    strategy=st.sampled_from(list(STRATEGIES)),
     budget=st.integers(20, 400),
     overlap=st.integers(0, 30),
     minimum=st.integers(0, 19),

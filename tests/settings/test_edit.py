@@ -52,7 +52,8 @@ def test_replaces_the_preset_in_place_and_keeps_the_rest(tmp_path: Path) -> None
     assert config.presets["keep"] == {"chunk": {"min_tokens": 7}}
     assert config.values == {"store": {"path": "idx"}, "query": {"k": 9}}
     s = load_settings("tuned", config=path)
-    assert (s.chunk.strategy, s.chunk.max_tokens, s.query.k, s.store.path) == ("fixed", 120, 4, "idx")
+    got = (s.chunk.strategy, s.chunk.max_tokens, s.query.k, s.store.path)
+    assert got == ("fixed", 120, 4, "idx")
 
 
 def test_creates_a_file_and_writes_into_pyproject(tmp_path: Path) -> None:
@@ -63,7 +64,8 @@ def test_creates_a_file_and_writes_into_pyproject(tmp_path: Path) -> None:
     project.write_text('[project]\nname = "x"\n\n[tool.fissure.store]\npath = "p"\n', "utf-8")
     write_preset(project, "tuned", PRESET)
     text = project.read_text(encoding="utf-8")
-    assert text.startswith('[project]\nname = "x"\n') and "[tool.fissure.presets.tuned.chunk]" in text
+    assert text.startswith('[project]\nname = "x"\n')
+    assert "[tool.fissure.presets.tuned.chunk]" in text
     assert read_config(project).presets["tuned"]["chunk"]["max_tokens"] == 120
 
 

@@ -81,8 +81,8 @@ def tune(
     from rich.console import Console
 
     from fissure.plan.tune import grid as make_grid
-    from fissure.settings.files import shown
     from fissure.plan.tune import tune as run
+    from fissure.settings.files import shown
 
     console = Console(stderr=as_json, highlight=False)
     try:
@@ -108,8 +108,8 @@ def tune(
                    f"{tuned.report_on}")  # fmt: skip
     if written is not None:
         use = f"--preset {preset_name}"
-        typer.echo(f"wrote [presets.{preset_name}] to {shown(written)}: fissure ingest {path} {use}; "
-                   f'fissure query "…" {use}')
+        typer.echo(f"wrote [presets.{preset_name}] to {shown(written)}: fissure ingest "
+                   f'{path} {use}; fissure query "…" {use}')
 
 
 def _questions(
