@@ -113,9 +113,12 @@ def test_quoted_answers_are_located_like_offsets(tmp_path: Path) -> None:
     quoted[0]["quote"] = "a sentence that is in no document"
     quoted[1]["corpus_id"] = ""  # found by its quote
     quoted[2]["corpus_id"] = quoted[2]["corpus_id"] + ".md"  # by file name
-    write_questions(tmp_path / "quotes.csv", quoted, offsets=False)
+    write_questions(tmp_path / "docs" / "quotes.csv", quoted, offsets=False)  # in the corpus
     by_span = load_questions(tmp_path / "docs", tmp_path / "spans.csv")
-    by_quote = load_questions(tmp_path / "docs", tmp_path / "quotes.csv")
+    by_quote = load_questions(tmp_path / "docs", tmp_path / "docs" / "quotes.csv")
+    # The questions file is no document of the corpus it asks about (the other run reads
+    # it as one: there it is just a file in the folder).
+    assert set(by_quote.dataset.corpora) == set(by_span.dataset.corpora) - {"quotes.csv"}
     assert (by_quote.unlocated, by_quote.dropped, by_quote.references) == (1, 1, len(rows))
     assert by_quote.dataset.questions == by_span.dataset.questions[1:]
     for q in by_quote.dataset.questions:  # every answer slices back to its quote

@@ -139,7 +139,7 @@ def _questions(
         target = questions or GENERATED
         if target.exists():
             fail(f"{target} exists: remove it, or name another file with --questions")
-        corpora, _ = read_corpus(corpus_root(path))
+        corpora, _ = read_corpus(corpus_root(path), exclude=target)
         made = ask(corpora, generate, endpoint=endpoint, model=model, api_key_env=api_key_env,
                    seed=seed)  # fmt: skip
         write_questions(target, made.dataset)

@@ -10,9 +10,10 @@ else where the quote occurs; one that occurs nowhere is left out and counted, an
 question with no reference left is left out too.
 
 The corpus is every UTF-8 text file under the folder (``corpora/`` of a Chroma dataset
-folder), hidden folders skipped; all of them are searched, as the store would search them.
-Corpora come in the order the questions first name them, then the rest by path, so a Chroma
-dataset folder gives exactly :func:`fissure.eval.dataset.load_chroma`'s dataset.
+folder), hidden folders and the questions file itself skipped; all of them are searched, as
+the store would search them. Corpora come in the order the questions first name them, then
+the rest by path, so a Chroma dataset folder gives exactly
+:func:`fissure.eval.dataset.load_chroma`'s dataset.
 """
 
 from __future__ import annotations
@@ -64,9 +65,10 @@ def default_questions(path: Path) -> Path | None:
     return found if found.is_file() and (path / "corpora").is_dir() else None
 
 
-def read_corpus(root: Path) -> tuple[dict[str, str], int]:
+def read_corpus(root: Path, exclude: Path | None = None) -> tuple[dict[str, str], int]:
     """Every UTF-8 text file under ``root`` by its path relative to it (``/``-separated),
     read with ``newline=""`` so offsets index the exact text; and how many were skipped.
+    ``exclude`` (the questions file, when it lies in the corpus) is left out.
 
     Raises:
         InputError: ``root`` is not a folder, or holds no text file.
@@ -75,9 +77,12 @@ def read_corpus(root: Path) -> tuple[dict[str, str], int]:
         raise InputError(f"{root} is not a folder: give the folder that holds your documents")
     texts: dict[str, str] = {}
     skipped = 0
+    left_out = exclude.resolve() if exclude is not None else None
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if any(p.startswith(".") for p in rel.parts) or not path.is_file():
+            continue
+        if left_out is not None and path.resolve() == left_out:
             continue
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
@@ -103,7 +108,7 @@ def load_questions(path: Path, questions: Path) -> Located:
         InputError: No such file, a malformed row (the message names the row), or no
             question whose answer could be placed.
     """
-    texts, skipped = read_corpus(corpus_root(path))
+    texts, skipped = read_corpus(corpus_root(path), exclude=questions)
     ids = _Ids(texts)
     kept: list[Question] = []
     n_refs = unlocated = dropped = 0
