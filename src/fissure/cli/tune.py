@@ -108,8 +108,10 @@ def tune(
                    f"{tuned.report_on}")  # fmt: skip
     if written is not None:
         use = f"--preset {preset_name}"
+        from fissure.plan.questions import corpus_root
+
         typer.echo(f"wrote [presets.{preset_name}] to {shown(written)}: fissure ingest "
-                   f'{path} {use}; fissure query "…" {use}')
+                   f'{corpus_root(path)} {use}; fissure query "…" {use}')
 
 
 def _questions(
