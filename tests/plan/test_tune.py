@@ -158,3 +158,21 @@ def test_the_default_grid_is_small_and_runs(chroma: Path, tmp_path: Path) -> Non
     assert 2 <= len(specs) <= 5 and specs == list(GRIDS["small"])  # canonical already
     tuned = tune(load_chroma(chroma), specs, embedder="hashing", cache_dir=tmp_path)
     assert len(tuned.candidates) == len(specs) and not tuned.skipped
+
+
+@pytest.mark.parametrize("spec", [*GRIDS["small"][:2], GRIDS["small"][3], "fixed:30:10"])
+def test_the_preset_chunks_as_the_evaluator_did(spec: str, chroma: Path, tmp_path, monkeypatch):
+    """`fissure chunk --preset tuned` cuts every corpus where the evaluator's spec cut it."""
+    from fissure.embed import HashingEmbedder
+    from fissure.eval.strategies import parse_strategy
+    from fissure.plan.recipe import preset_of
+    from fissure.settings.edit import write_preset
+
+    monkeypatch.chdir(tmp_path)
+    write_preset(tmp_path / "fissure.toml", "tuned", preset_of(spec, embedder="hashing"))
+    strategy = parse_strategy(spec, HashingEmbedder())
+    for path in sorted((chroma / "corpora").glob("*.md")):
+        result = runner.invoke(app, ["chunk", str(path), "--preset", "tuned"])
+        assert result.exit_code == 0, result.output
+        cut = [(c["start"], c["end"]) for c in map(json.loads, result.stdout.splitlines())]
+        assert cut == strategy.chunk(path.read_text(encoding="utf-8"), path.stem)
