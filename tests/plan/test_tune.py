@@ -140,7 +140,7 @@ def test_without_questions_says_how_to_get_them(tmp_path: Path) -> None:
     [
         (["--grid", "recursive:200"], "only fissure's strategies map to settings"),
         (["--grid", "structural:200+find"], "+find has no setting"),
-        (["--grid", "bogus"], "not a grid (small)"),
+        (["--grid", "bogus"], "not a grid (small), a preset or a spec"),
         (["--metric", "mrr"], "--metric 'mrr': use recall or iou"),
         (["--questions", "missing.csv"], "cannot read the questions file"),
     ],
@@ -151,6 +151,14 @@ def test_bad_input_is_one_line(chroma: Path, tmp_path, monkeypatch, args, messag
     result = runner.invoke(app, ["tune", str(chroma), "--embedder", "hashing", *grid_args, *args])
     assert result.exit_code == 2 and message in result.output, result.output
     assert "Traceback" not in result.output
+
+
+def test_presets_are_grid_points(tmp_path: Path) -> None:
+    (tmp_path / "fissure.toml").write_text(
+        '[presets.ours.chunk]\nstrategy = "fixed"\nmax_tokens = 90\n', encoding="utf-8")
+    specs = grid(["chroma-best", "ours", "fast", "small"], start=tmp_path)
+    assert specs[:3] == [GRIDS["small"][4], "fixed:90+tok=minilm+mode=hybrid", GRIDS["small"][0]]
+    assert len(specs) == 6  # chroma-best and fast are in the small grid already
 
 
 def test_the_default_grid_is_small_and_runs(chroma: Path, tmp_path: Path) -> None:

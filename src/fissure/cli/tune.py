@@ -37,8 +37,9 @@ def tune(
     ] = None,
     grid: Annotated[
         list[str] | None,
-        typer.Option(help="Repeatable: a grid name (small) or a spec that maps to settings, "
-                     "e.g. structural:200+min=60 (docs/tune.md)."),
+        typer.Option(help="Repeatable: a grid (small), a preset (chroma-best, fast, or the "
+                     "settings file's) or a spec that maps to settings, e.g. "
+                     "structural:200+min=60 (docs/tune.md)."),
     ] = None,
     embedder: Annotated[
         str, typer.Option(help="minilm | minilm:bf16 | static | hashing")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from fissure.errors import ConfigError
 from fissure.eval.dataset import Dataset
-from fissure.plan.recipe import canonical, preset_of
+from fissure.plan.recipe import canonical, preset_of, to_spec
 from fissure.settings.model import EVAL_CACHE
 from fissure.settings.presets import Preset
 
@@ -115,23 +115,28 @@ class Tuned:
         }  # fmt: skip
 
 
-def grid(names: list[str]) -> list[str]:
-    """Specs from grid names (``small``) and specs, canonical, each once, in order.
+def grid(names: list[str], start: Path | None = None) -> list[str]:
+    """Specs from grid names (``small``), preset names (built-in, or the settings file's
+    from ``start``, default the working folder) and specs: canonical, each once, in order.
 
     Raises:
-        ConfigError: A name that is neither a grid nor a spec that maps to settings.
+        ConfigError: A name that is no grid, no preset and no spec that maps to settings.
     """
+    from fissure.settings import load_settings
+
     specs: list[str] = []
     for name in names:
-        for spec in GRIDS.get(name, (name,)):
-            try:
-                text = canonical(spec)
-            except ConfigError as exc:
-                grids = ", ".join(GRIDS)
-                raise ConfigError(f"--grid {name!r}: not a grid ({grids}) nor a spec that "
-                                  f"maps to settings: {exc}") from exc  # fmt: skip
-            if text not in specs:
-                specs.append(text)
+        try:
+            if name in GRIDS:
+                found = [canonical(spec) for spec in GRIDS[name]]
+            elif ":" in name:  # a spec: NAME:SIZE…
+                found = [canonical(name)]
+            else:
+                found = [to_spec(load_settings(name, start=start))]
+        except ConfigError as exc:
+            raise ConfigError(f"--grid {name!r}: not a grid ({', '.join(GRIDS)}), a preset "
+                              f"or a spec that maps to settings: {exc}") from exc  # fmt: skip
+        specs.extend(s for s in found if s not in specs)
     if not specs:
         raise ConfigError("--grid is empty: give small, or specs such as structural:200")
     return specs
