@@ -178,6 +178,8 @@ def tune(
         for summary in scored.summaries:
             candidates[summary["strategy"]].halves[half] = summary
     ran = [c for c in candidates.values() if len(c.halves) == len(HALVES)]
+    if not ran:
+        raise ConfigError(f"no candidate could run: {'; '.join(skipped.values())}")
     key = f"k={k}/{metric}"
     best = max(range(len(ran)), key=lambda i: (ran[i].score(choose_on, key), -i))
     return Tuned(ran, best, metric, k, choose_on, questions, model_id, skipped)

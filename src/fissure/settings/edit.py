@@ -71,7 +71,10 @@ def write_preset(path: Path, name: str, preset: Preset, comment: str = "") -> No
     try:
         read_config(path)
     except ConfigError:
-        _replace(path, old) if old else path.unlink()
+        if old:
+            _replace(path, old)
+        else:
+            path.unlink()
         raise
 
 
