@@ -142,6 +142,12 @@ def test_an_unreachable_endpoint_and_missing_options(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "cannot reach" in result.output
     result = runner.invoke(app, ["tune", str(docs), "--generate", "5"])
     assert result.exit_code == 2 and "--endpoint URL and --model NAME" in result.output
+    # A bad option is refused before any question is asked for.
+    FakeModel.seen = []
+    result = runner.invoke(app, [*_args(docs, "http://127.0.0.1:9/v1", tmp_path / "q.csv"),
+                                 "--choose-on", "third"])  # fmt: skip
+    assert result.exit_code == 2 and "--choose-on 'third'" in result.output
+    assert not FakeModel.seen and not (tmp_path / "q.csv").exists()
 
 
 def test_reply_parsing_and_urls() -> None:

@@ -142,6 +142,7 @@ def test_without_questions_says_how_to_get_them(tmp_path: Path) -> None:
         (["--grid", "structural:200+find"], "+find has no setting"),
         (["--grid", "bogus"], "not a grid (small), a preset or a spec"),
         (["--metric", "mrr"], "--metric 'mrr': use recall or iou"),
+        (["-k", "0"], "-k 0: retrieve at least one chunk"),
         (["--questions", "missing.csv"], "cannot read the questions file"),
     ],
 )

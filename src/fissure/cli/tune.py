@@ -81,12 +81,15 @@ def tune(
     """
     from rich.console import Console
 
+    from fissure.plan.questions import corpus_root
+    from fissure.plan.tune import check_options
     from fissure.plan.tune import grid as make_grid
     from fissure.plan.tune import tune as run
     from fissure.settings.files import shown
 
     console = Console(stderr=as_json, highlight=False)
     try:
+        check_options(metric, choose_on, k)  # before questions are generated, at a cost
         specs = make_grid(grid or ["small"])
         dataset, notes, chroma = _questions(path, questions, generate, endpoint, model, api_key_env,
                                     seed)  # fmt: skip
@@ -109,8 +112,6 @@ def tune(
                    f"{tuned.report_on}")  # fmt: skip
     if written is not None:
         use = f"--preset {preset_name}"
-        from fissure.plan.questions import corpus_root
-
         typer.echo(f"wrote [presets.{preset_name}] to {shown(written)}: fissure ingest "
                    f'{corpus_root(path)} {use}; fissure query "…" {use}')
 

@@ -142,6 +142,20 @@ def grid(names: list[str], start: Path | None = None) -> list[str]:
     return specs
 
 
+def check_options(metric: str, choose_on: str, k: int) -> None:
+    """Refuse a bad metric, half or cut-off before anything costly runs.
+
+    Raises:
+        ConfigError: Which option, and what it takes.
+    """
+    if metric not in METRICS:
+        raise ConfigError(f"--metric {metric!r}: use {' or '.join(METRICS)}")
+    if choose_on not in HALVES:
+        raise ConfigError(f"--choose-on {choose_on!r}: use even or odd")
+    if k < 1:
+        raise ConfigError(f"-k {k}: retrieve at least one chunk")
+
+
 def tune(
     dataset: Dataset,
     specs: list[str],
@@ -160,10 +174,7 @@ def tune(
     """
     from fissure.eval.run import score_specs
 
-    if metric not in METRICS:
-        raise ConfigError(f"--metric {metric!r}: use {' or '.join(METRICS)}")
-    if choose_on not in HALVES:
-        raise ConfigError(f"--choose-on {choose_on!r}: use even or odd")
+    check_options(metric, choose_on, k)
     if len(dataset.questions) < MIN_QUESTIONS:
         raise ConfigError(f"{len(dataset.questions)} question: tuning needs at least "
                           f"{MIN_QUESTIONS}, one per half (a few dozen give steadier figures)")
