@@ -20,6 +20,7 @@ from fissure.cli import serve as serve_cmd
 from fissure.cli import show as show_cmd
 from fissure.cli import status as status_cmd
 from fissure.cli import submit as submit_cmd
+from fissure.cli import tune as tune_cmd
 
 app = typer.Typer(
     name="fissure",
@@ -39,6 +40,7 @@ app.command("submit")(submit_cmd.submit)
 app.command("key")(key_cmd.key)
 app.command("recommend")(recommend_cmd.recommend)
 app.command("estimate")(estimate_cmd.estimate)
+app.command("tune")(tune_cmd.tune)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(config_cmd.app, name="config")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from fissure.embed import CachedEmbedder, load_embedder
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError, MissingDependencyError
-from fissure.eval.dataset import load_dataset
+from fissure.eval.dataset import Dataset, load_dataset
 from fissure.eval.report import print_table, write_reports
 from fissure.eval.runner import evaluate
 from fissure.eval.strategies import Strategy, parse_strategy
@@ -58,12 +59,68 @@ def run_eval(
     """
     console = console or Console()
     dataset = load_dataset(dataset_path).half(questions)
+    started = time.perf_counter()
+    scored = score_specs(dataset, strategies, embedder, k, budget_tokens,
+                         cache_dir=cache_dir, console=console)  # fmt: skip
+    summaries = scored.summaries
+    meta = {
+        "dataset": str(dataset_path),
+        "questions": len(dataset.questions)
+        if questions == "all"
+        else f"{len(dataset.questions)} ({questions} rows)",
+        "corpora": len(dataset.corpora),
+        "embedder": scored.model_id,
+        "retrieval": "exact cosine over the chunks of all corpora pooled",
+        "sizes": "cl100k_base tokens",
+        "date": dt.date.today().isoformat(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "skipped": scored.skipped,
+    }
+    setting = f"k={k}"
+    print_table(summaries, setting, console)
+    for path in write_reports(summaries, meta, Path(out_dir), setting):
+        console.print(f"wrote {path}")
+    return summaries
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What :func:`score_specs` measured.
+
+    Attributes:
+        summaries: One JSON-ready summary per strategy that ran (``StrategyResult.summary``).
+        skipped: Spec → why it could not run (a peer whose package is missing).
+        model_id: The embedder's model id.
+    """
+
+    summaries: list[dict[str, Any]]
+    skipped: dict[str, str]
+    model_id: str
+
+
+def score_specs(
+    dataset: Dataset,
+    strategies: list[str],
+    embedder: str = "minilm",
+    k: int = 5,
+    budget_tokens: int | None = None,
+    *,
+    cache_dir: str | Path | None = DEFAULT_CACHE,
+    console: Console | None = None,
+) -> Scored:
+    """Score strategy specs on a loaded dataset: what :func:`run_eval` (and so
+    ``fissure eval``) measures, without the reports; ``fissure tune`` calls it too, so the
+    two give the same figures by construction.
+
+    Raises:
+        FissureError: Bad strategy or embedder name (the message says which).
+    """
+    console = console or Console()
     inner = load_embedder(embedder)
     # CachedEmbedder exposes the protocol's attributes as read-only properties.
     model = cast(Embedder, CachedEmbedder(inner, cache_dir)) if cache_dir else inner
     parsed, skipped = _parse_all(strategies, model, console)
     ks = sorted({5, 10, k})
-    started = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())  # fmt: skip
     try:
@@ -73,25 +130,7 @@ def run_eval(
     finally:
         if isinstance(model, CachedEmbedder):
             model.close()
-    summaries = [r.summary() for r in results]
-    meta = {
-        "dataset": str(dataset_path),
-        "questions": len(dataset.questions)
-        if questions == "all"
-        else f"{len(dataset.questions)} ({questions} rows)",
-        "corpora": len(dataset.corpora),
-        "embedder": model.model_id,
-        "retrieval": "exact cosine over the chunks of all corpora pooled",
-        "sizes": "cl100k_base tokens",
-        "date": dt.date.today().isoformat(),
-        "seconds": round(time.perf_counter() - started, 1),
-        "skipped": skipped,
-    }
-    setting = f"k={k}"
-    print_table(summaries, setting, console)
-    for path in write_reports(summaries, meta, Path(out_dir), setting):
-        console.print(f"wrote {path}")
-    return summaries
+    return Scored([r.summary() for r in results], skipped, model.model_id)
 
 
 def _parse_all(

@@ -1,6 +1,8 @@
 """Planning before ingesting: survey a corpus, recommend settings, estimate the cost.
 
-``fissure recommend`` and ``fissure estimate`` are thin commands over these functions.
+``fissure recommend`` and ``fissure estimate`` are thin commands over these functions;
+``fissure tune`` over :func:`fissure.plan.tune.tune` (not imported here: it brings the
+evaluator).
 """
 
 from fissure.plan.estimate import Estimate, estimate
