@@ -59,7 +59,12 @@ def _outcome(run: CaseRun, name: str, entries: list[Path]) -> tuple[str, str]:
     """What ``chunk`` and ``ingest`` said about the hostile entries, shortly."""
     said = [_unpathed(line, name, entries) for line in run.lines
             if any(f"{name}/{e.name}" in line for e in entries)]  # fmt: skip
-    chunked = [e.name for e in entries if e.name in run.sources]
+    # Any source but the case's good files came from a hostile entry (a file deep inside an
+    # entry folder, or one under a non-UTF-8 name, has a name of its own).
+    folder = entries[0].parent if entries else None
+    hostile = {e.name for e in entries}
+    good = {p.name for p in folder.iterdir()} - hostile if folder else set()
+    chunked = run.sources - good
     if run.chunk.timed_out:
         chunk = "killed at the time limit"
     else:
