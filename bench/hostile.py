@@ -19,11 +19,11 @@ import platform
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 
-from tests.hostile.runner import CaseRun, hostile_entries, run_case
+from tests.hostile.runner import GOOD, CaseRun, hostile_entries, run_case
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CEILING_MB = 1024
@@ -55,16 +55,13 @@ def cases(modules: list[ModuleType]) -> list[tuple[str, Callable[[Path], str], t
     return found
 
 
-def _outcome(run: CaseRun, name: str, entries: list[Path]) -> tuple[str, str]:
+def _outcome(run: CaseRun, name: str, entries: list[Path], good: Iterable[str]) -> tuple[str, str]:
     """What ``chunk`` and ``ingest`` said about the hostile entries, shortly."""
     said = [_unpathed(line, name, entries) for line in run.lines
             if any(f"{name}/{e.name}" in line for e in entries)]  # fmt: skip
     # Any source but the case's good files came from a hostile entry (a file deep inside an
     # entry folder, or one under a non-UTF-8 name, has a name of its own).
-    folder = entries[0].parent if entries else None
-    hostile = {e.name for e in entries}
-    good = {p.name for p in folder.iterdir()} - hostile if folder else set()
-    chunked = run.sources - good
+    chunked = run.sources - set(good)
     if run.chunk.timed_out:
         chunk = "killed at the time limit"
     else:
@@ -104,9 +101,12 @@ def _found(run: CaseRun) -> str:
     return "stored, not found (case 10)" if "good-notes.md" in run.stored else "not stored"
 
 
-def row(name: str, issue: str, expected: str, size: int, run: CaseRun, entries: list[Path]) -> str:
-    """One Markdown table row."""
-    chunk, ingest = _outcome(run, name, entries)
+def row(
+    name: str, issue: str, expected: str, size: int, run: CaseRun, entries: list[Path],
+    good: Iterable[str],
+) -> str:  # fmt: skip
+    """One Markdown table row (``good``: the names of the case's good files)."""
+    chunk, ingest = _outcome(run, name, entries, good)
     rc = f"{run.chunk.rc}/{run.ingest.rc}"
     peak = max(run.chunk.peak_mb, run.ingest.peak_mb)
     flag = "" if peak <= CEILING_MB else " **over**"
@@ -137,15 +137,13 @@ def main() -> None:
                 continue
             folder = Path(tmp) / name
             expected = build(folder)
-            good = getattr(module, "GOOD", None)
-            entries = hostile_entries(folder, good) if good else hostile_entries(folder)
+            good = tuple(getattr(module, "GOOD", GOOD))  # the walk cases have their own
+            entries = hostile_entries(folder, good)
             size = sum(p.stat().st_size for p in entries if p.is_file() and not p.is_symlink())
             phrase_of = getattr(module, "good_phrase", None)
             phrase = phrase_of(folder) if phrase_of else None
-            good_file = getattr(module, "GOOD_FILE", None)
-            run = (run_case(folder, extra, TIMEOUT_S, phrase, good_file) if good_file
-                   else run_case(folder, extra, TIMEOUT_S, phrase))  # fmt: skip
-            rows.append(row(name, issue, expected, size, run, entries))
+            run = run_case(folder, extra, TIMEOUT_S, phrase, getattr(module, "GOOD_FILE", GOOD[0]))
+            rows.append(row(name, issue, expected, size, run, entries, good))
             print(rows[-1], flush=True)
     finally:
         # rm, not shutil.rmtree: the ~1000-deep tree of case deep_tree overflows its recursion.

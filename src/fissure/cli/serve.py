@@ -192,9 +192,8 @@ def serve(
     s = settings_for(ctx)
     names = {f.name for f in fields(ServiceSettings)}
     mine = {k: v for k, v in given.items() if k in names and k not in _SHARED + ("spool",)}
-    store = location
-    database = store if is_database(store) else None
-    folder = (state or Path(f".fissure/serve-{port}")) if database else Path(store)
+    database = location if is_database(location) else None
+    folder = (state or Path(f".fissure/serve-{port}")) if database else Path(location)
     try:
         if state is not None and database is None:
             fail("--state is only for --store postgresql://… (a folder store is its own state)")

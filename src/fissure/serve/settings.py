@@ -17,6 +17,7 @@ from typing import Any
 
 from fissure.config import ChunkSettings
 from fissure.errors import ConfigError
+from fissure.settings.model import IngestSettings
 from fissure.source.files import DEFAULT_MAX_BYTES
 
 SETTINGS_ENV = "FISSURE_SERVE_SETTINGS"
@@ -128,10 +129,11 @@ class ServiceSettings:
     address: str | None = None
     embedder: str = "minilm"
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
-    timeout: float = 120.0
-    memory_mb: int | None = 4096
-    timeout_per_mb: float = 10.0
-    max_inflate_mb: int = 256
+    # The per-document limits default to fissure ingest's (one place says what they are).
+    timeout: float = IngestSettings.timeout
+    memory_mb: int | None = IngestSettings.memory_mb
+    timeout_per_mb: float = IngestSettings.timeout_per_mb
+    max_inflate_mb: int = IngestSettings.max_inflate_mb
     recycle_after: int = 1000
     batch_chunks: int = 256
     lease_seconds: float = 60.0
