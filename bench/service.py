@@ -4,7 +4,6 @@ RSS sampler, concurrent upload clients, and the process-tree helpers the tests s
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import signal
 import socket
@@ -110,53 +109,15 @@ class Service:
 
 
 def load(service: Service, files: list[Path], clients: int) -> dict[str, Any]:
-    """Every file uploaded once by ``clients`` concurrent clients; latencies of the answers."""
-    import httpx
+    """Every file uploaded once by ``clients`` concurrent clients (``bench.loadgen``);
+    latencies of the answers."""
+    from bench.loadgen import run_load
 
-    todo: queue.Queue[Path] = queue.Queue()
-    for path in files:
-        todo.put(path)
-    latencies: list[float] = []
-    refused: list[int] = []
-    jobs: dict[str, dict[str, Any]] = {}
-    lock = threading.Lock()
+    def accepted() -> None:
+        service.uploaded += 1
 
-    def client() -> None:
-        with httpx.Client(base_url=service.url, timeout=60) as http:
-            while True:
-                try:
-                    path = todo.get_nowait()
-                except queue.Empty:
-                    return
-                body = [("files", (path.name, path.read_bytes()))]
-                started = time.perf_counter()
-                try:
-                    answer = http.post("/v1/documents", files=body)
-                except httpx.HTTPError:  # the server is down (the fault runs): again later
-                    with lock:
-                        refused.append(0)
-                    time.sleep(0.5)
-                    todo.put(path)
-                    continue
-                took = time.perf_counter() - started
-                with lock:
-                    if answer.status_code == 202:
-                        latencies.append(took)
-                        job = answer.json()["jobs"][0]
-                        jobs[job["id"]] = job
-                        service.uploaded += 1
-                    else:
-                        refused.append(answer.status_code)
-                if answer.status_code != 202:
-                    time.sleep(float(answer.headers.get("retry-after", "1")))
-                    todo.put(path)
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return {"latencies": latencies, "refused": refused, "jobs": jobs}
+    got = run_load("127.0.0.1", service.port, files, clients, accepted)
+    return {"latencies": got.latencies, "refused": got.refused, "jobs": got.jobs}
 
 
 def wait_done(service: Service, n: int, limit_s: float = 4 * 3600) -> list[dict[str, Any]]:

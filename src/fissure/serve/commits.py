@@ -1,16 +1,33 @@
-"""Group commit: uploads that arrive together share one queue transaction, so one fsync of
-the database's log makes many jobs durable (SQLite serializes writers; each commit waits
-for the disk)."""
+"""Group commit: uploads that arrive together are queued in one transaction, so one fsync
+of the database's log makes many jobs durable (SQLite serializes writers; each commit waits
+for the disk), and the event loop hands work to a thread once per batch, not once per
+upload. Each upload's spooled files are made durable first, in a pool of threads of their
+own, so the files of the next uploads are fsynced while a batch commits.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from starlette.concurrency import run_in_threadpool
 
 from fissure.serve.jobs import NewJob, Submitted
 from fissure.serve.queue import JobQueue
+from fissure.serve.spool import Incoming
+
+# Uploads fsync their files at once, in threads (an fsync waits for the disk, not the CPU):
+# the file system then writes one journal commit for many of them.
+_FSYNCS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="fissure-fsync")
+
+
+@dataclass
+class _Request:
+    namespace: str
+    jobs: Sequence[NewJob]
+    future: asyncio.Future[tuple[list[Submitted], int]] = field(repr=False)
 
 
 class GroupCommit:
@@ -18,8 +35,9 @@ class GroupCommit:
 
     While one transaction is on its way to the disk, the submissions that arrive wait and
     then go in the next one together: no added delay when the service is idle, fewer
-    commits when it is busy. Each caller gets its own results, in order; a failed
-    transaction fails every request in it.
+    commits and thread hand-offs when it is busy. Each caller gets its own results, in
+    order; a file that cannot be made durable fails only its own request, a failed
+    transaction every request in it.
 
     Args:
         queue: The job queue.
@@ -27,15 +45,23 @@ class GroupCommit:
 
     def __init__(self, queue: JobQueue) -> None:
         self.queue = queue
-        self._waiting: list[tuple[Sequence[NewJob], asyncio.Future[list[Submitted]]]] = []
+        self._waiting: list[_Request] = []
         self._draining = False
         self._task: asyncio.Task[None] | None = None  # held, or the loop may drop it
 
-    async def submit(self, jobs: Sequence[NewJob]) -> list[Submitted]:
-        """Submit ``jobs``; returns once they are committed."""
+    async def submit(
+        self, namespace: str, jobs: Sequence[NewJob], files: Sequence[Incoming] = ()
+    ) -> tuple[list[Submitted], int]:
+        """Make ``files`` durable (the uploads the jobs name, whole but not yet fsynced),
+        then submit ``jobs``; returns once both are on disk, with the namespace's latest
+        event before the jobs went in (a stream that starts after it sees their changes)."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[Submitted]] = loop.create_future()
-        self._waiting.append((jobs, future))
+        if files:
+            failure = await loop.run_in_executor(_FSYNCS, _finish, files)
+            if failure is not None:
+                raise failure
+        future: asyncio.Future[tuple[list[Submitted], int]] = loop.create_future()
+        self._waiting.append(_Request(namespace, jobs, future))
         if not self._draining:
             self._draining = True
             self._task = loop.create_task(self._drain())
@@ -45,16 +71,35 @@ class GroupCommit:
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
-                every = [job for jobs, _ in batch for job in jobs]
                 try:
-                    results = await run_in_threadpool(self.queue.submit, every)
+                    results, after = await run_in_threadpool(self._commit, batch)
                 except Exception as exc:
-                    for _, future in batch:
-                        future.set_exception(exc)
+                    for request in batch:
+                        if not request.future.done():
+                            request.future.set_exception(exc)
                     continue
                 at = 0
-                for jobs, future in batch:
-                    future.set_result(results[at : at + len(jobs)])
-                    at += len(jobs)
+                for request in batch:
+                    if not request.future.done():  # not cancelled: the client is there
+                        mine = results[at : at + len(request.jobs)]
+                        request.future.set_result((mine, after[request.namespace]))
+                    at += len(request.jobs)
         finally:
             self._draining = False
+
+    def _commit(self, batch: list[_Request]) -> tuple[list[Submitted], dict[str, int]]:
+        """In a thread: each namespace's latest event, then one transaction."""
+        after = {ns: self.queue.last_event(ns) for ns in {r.namespace for r in batch}}
+        return self.queue.submit([job for r in batch for job in r.jobs]), after
+
+
+def _finish(files: Sequence[Incoming]) -> Exception | None:
+    """Make one request's files durable; the error if the disk refused (then none is)."""
+    try:
+        for incoming in files:
+            incoming.finish()
+    except Exception as exc:
+        for incoming in files:
+            incoming.discard()
+        return exc
+    return None

@@ -47,6 +47,13 @@ class Context:
             self._counts = (now, self.queue.counts())
         return self._counts[1]
 
+    def fresh_counts(self) -> Counts | None:
+        """The cached counts while they are fresh, else ``None`` (then :meth:`counts`, in a
+        thread: it may read the database)."""
+        if self._counts is not None and time.monotonic() - self._counts[0] <= COUNTS_TTL:
+            return self._counts[1]
+        return None
+
     def added(self, jobs: int, size: int) -> None:
         """Count jobs this process just queued into the cached counts (so its own uploads
         are never missed by the bound; other processes' show up within ``COUNTS_TTL``)."""
@@ -85,7 +92,7 @@ def context(request: Request) -> Context:
     return request.app.state.ctx  # type: ignore[no-any-return]
 
 
-def _principal(
+async def _principal(  # async: no I/O, and a sync dependency costs a trip to a thread
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     header: Annotated[str | None, Depends(_header)],
@@ -106,7 +113,7 @@ def _principal(
 def _require(scope: str) -> Any:
     """A dependency: the request's principal, which must have ``scope``."""
 
-    def check(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
+    async def check(principal: Annotated[Principal, Depends(_principal)]) -> Principal:
         if not principal.allows(scope):
             raise Refused(403, f"this key has no {scope!r} scope")
         return principal

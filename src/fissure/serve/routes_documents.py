@@ -92,8 +92,8 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
     files, skipped = await _receive(ctx, request)
     new = [NewJob(who.namespace, document_id(f.spooled.digest, stamp), f.name, f.spooled.digest,
                   f.spooled.size, origin) for f, origin in files]  # fmt: skip
-    after = await run_in_threadpool(ctx.queue.last_event, who.namespace)
-    submitted = await ctx.commits.submit(new)
+    pending = [f.pending for f, _ in files if f.pending is not None]
+    submitted, after = await ctx.commits.submit(who.namespace, new, pending)
     fresh = [i.job for i in submitted if i.created and i.job.state == "queued"]
     ctx.added(len(fresh), sum(j.size for j in fresh))
     for item in submitted:
@@ -112,7 +112,9 @@ async def _check_room(ctx: Context, request: Request) -> None:
     if length.isdigit() and int(length) > s.max_request_bytes:
         raise Refused(413, f"the request is {int(length):,} bytes, over the "
                            f"{s.max_request_bytes:,}-byte limit (max_request_bytes)")  # fmt: skip
-    counts = await run_in_threadpool(ctx.counts)
+    counts = ctx.fresh_counts()
+    if counts is None:
+        counts = await run_in_threadpool(ctx.counts)
     if counts.waiting >= s.max_queued:
         raise Refused(429, f"the queue is full ({counts.waiting:,} jobs waiting; max_queued): "
                            "retry later")  # fmt: skip

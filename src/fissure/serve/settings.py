@@ -114,7 +114,8 @@ class ServiceSettings:
         keys_file: API keys (hashed), one JSON object per line; see :mod:`fissure.serve.auth`.
         max_query_k: Largest ``k`` a query may ask for.
         engine_nice: Niceness of the engine (and its parsers), so accepting uploads keeps
-            the CPU it needs while a backlog is worked off.
+            the CPU it needs while a backlog is worked off (19: the engine takes only what
+            the API leaves; lower it when other busy programs share the machine).
         plugins: Modules the parsing processes import first (they may register parsers).
     """
 
@@ -155,7 +156,7 @@ class ServiceSettings:
     allow_github: bool = False
     keys_file: Path | None = None
     max_query_k: int = 100
-    engine_nice: int = 5
+    engine_nice: int = 19
     plugins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:

@@ -2,7 +2,10 @@
 
 An upload streams into ``tmp/`` while it is hashed and counted (:class:`Incoming`); when it
 is complete the file is fsynced, renamed to ``objects/<2 hex>/<sha256>`` and the folder is
-fsynced, so the bytes survive a crash once :meth:`Incoming.finish` returns. The same bytes
+fsynced, so the bytes survive a crash once :meth:`Incoming.finish` returns. The API ends an
+upload in two steps: :meth:`Incoming.complete` on the event loop (the hash and first bytes,
+to judge the file), then :meth:`Incoming.finish` in the thread that commits the job rows, so
+one trip to a thread makes a whole batch of uploads durable and queued. The same bytes
 uploaded twice are one file. Client file names never reach the file system.
 """
 
@@ -113,6 +116,7 @@ class Incoming:
         self._head = bytearray()
         self._path = spool.tmp / uuid.uuid4().hex
         self._file = open(self._path, "wb")  # noqa: SIM115 - closed by finish or discard
+        self._done: Spooled | None = None
 
     def write(self, data: bytes) -> None:
         """Append bytes.
@@ -129,13 +133,20 @@ class Incoming:
             self._head += data[: HEAD - len(self._head)]
         self._file.write(data)
 
+    def complete(self) -> Spooled:
+        """The upload is whole: what it is (hash, size, first bytes). Not durable yet —
+        :meth:`finish` makes it so; no more :meth:`write` after this."""
+        if self._done is None:
+            self._file.flush()
+            self._done = Spooled(self._hash.hexdigest(), self.size, bytes(self._head))
+        return self._done
+
     def finish(self) -> Spooled:
         """Make the file durable under its hash and return what it is."""
-        digest = self._hash.hexdigest()
-        self._file.flush()
+        done = self.complete()
         os.fsync(self._file.fileno())
         self._file.close()
-        target = self.spool.path(digest)
+        target = self.spool.path(done.digest)
         shard = target.parent
         if not shard.is_dir():
             shard.mkdir(exist_ok=True)
@@ -148,7 +159,7 @@ class Incoming:
         else:
             os.replace(self._path, target)
             _fsync_dir(shard)
-        return Spooled(digest, self.size, bytes(self._head))
+        return done
 
     def discard(self) -> None:
         """Drop the partial file."""

@@ -2,7 +2,8 @@
 
 A multipart body is parsed as it streams in (``python-multipart``'s push parser): each part
 of the field ``files`` goes straight into the spool, hashed and counted, and the request is
-refused the moment a file, the body or the number of files is over its limit. Only the
+refused the moment a file, the body or the number of files is over its limit. The files are
+made durable later, together with their job rows (:mod:`fissure.serve.commits`). Only the
 first bytes of each file are sniffed here (binary without a parser → 415); parsing,
 including of archive and XML formats, happens in the engine's workers under their limits.
 """
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from python_multipart.multipart import MultipartParser, parse_options_header
-from starlette.concurrency import run_in_threadpool
 
 from fissure.detect import detect, is_textual
 from fissure.detect import mimes as m
@@ -37,10 +37,13 @@ class Refused(FissureError):
 
 @dataclass(frozen=True, slots=True)
 class Received:
-    """One file of a request: its sanitised name and where it is in the spool."""
+    """One file of a request: its sanitised name, what it is in the spool, and, while it is
+    not durable yet, the upload that :meth:`Incoming.finish` makes durable (``None`` once it
+    is)."""
 
     name: str
     spooled: Spooled
+    pending: Incoming | None = None
 
 
 def unsupported(head: bytes, name: str) -> str | None:
@@ -121,7 +124,8 @@ class MultipartFiles:
             raise Refused(400, f"bad multipart boundary: {exc}") from None
 
     async def read(self, stream: AsyncIterator[bytes]) -> list[Received]:
-        """Consume the body; returns the files, all spooled durably.
+        """Consume the body; returns the files, whole in the spool but not durable yet
+        (each :attr:`Received.pending` is finished when its job is committed).
 
         Raises:
             Refused: 413 over a limit, 400 for a malformed body or no files; every file of
@@ -137,9 +141,9 @@ class MultipartFiles:
                         "byte limit (max_request_bytes)",
                     )
                 self._parser.write(data)
-                await self._settle()
+                self._settle()
             self._parser.finalize()
-            await self._settle()
+            self._settle()
         except TooLarge as exc:
             self._abort()
             name = self._part.filename or "a file"
@@ -157,20 +161,24 @@ class MultipartFiles:
             raise Refused(400, f"no files: send them in the form field {FIELD!r}")
         return self.received
 
-    async def _settle(self) -> None:
-        """Make the files that ended durable, off the event loop (fsync takes a while)."""
+    def _settle(self) -> None:
+        """Judge the files that ended by their first bytes (415 for one without a parser)."""
         while self._finished:
             name, incoming = self._finished.pop(0)
-            spooled = await run_in_threadpool(incoming.finish)
+            spooled = incoming.complete()
+            self.received.append(Received(name, spooled, incoming))
             why = unsupported(spooled.head, name)
             if why is not None:
                 raise Refused(415, why)
-            self.received.append(Received(name, spooled))
 
     def _abort(self) -> None:
         for _, incoming in self._finished:
             incoming.discard()
         self._finished.clear()
+        for got in self.received:
+            if got.pending is not None:
+                got.pending.discard()
+        self.received.clear()
         if self._part.incoming is not None:
             self._part.incoming.discard()
             self._part.incoming = None

@@ -1,0 +1,132 @@
+"""The accept path's parts, without a server: uploads become durable and queued in group
+commits, a refused request leaves nothing behind, and queue writers across processes wait
+on one advisory lock instead of SQLite's sleeping busy handler."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from fissure.serve.commits import GroupCommit
+from fissure.serve.jobs import NewJob
+from fissure.serve.spool import Incoming, Spool
+from fissure.serve.sqlite_queue import LOCKNAME, SQLiteQueue
+from fissure.serve.uploads import MultipartFiles, Refused
+
+
+def incoming(spool: Spool, data: bytes) -> Incoming:
+    upload = spool.incoming(1 << 20)
+    upload.write(data)
+    upload.complete()
+    return upload
+
+
+def new_job(namespace: str, upload: Incoming) -> NewJob:
+    done = upload.complete()
+    return NewJob(namespace, f"{done.digest[:32]}-stamp", "f.txt", done.digest, done.size)
+
+
+def test_concurrent_uploads_share_commits_and_each_gets_its_own_jobs(tmp_path: Path) -> None:
+    spool, queue = Spool(tmp_path / "spool"), SQLiteQueue(tmp_path)
+    texts = [f"document {i}\n".encode() * 50 for i in range(40)]
+    uploads = [incoming(spool, text) for text in texts]
+    assert all(not spool.path(u.complete().digest).exists() for u in uploads)  # not yet durable
+
+    async def everyone() -> list[tuple[list, int]]:
+        commits = GroupCommit(queue)
+        namespaces = ["a" if i % 2 else "b" for i in range(len(uploads))]
+        pairs = zip(namespaces, uploads, strict=True)
+        return await asyncio.gather(*(commits.submit(ns, [new_job(ns, u)], [u]) for ns, u in pairs))
+
+    answers = asyncio.run(everyone())
+    for text, upload, (submitted, after) in zip(texts, uploads, answers, strict=True):
+        (one,) = submitted
+        assert one.created and one.job.digest == upload.complete().digest
+        assert spool.read(one.job.digest) == text  # durable under its hash
+        events = queue.events(one.job.namespace, after, 1000)
+        assert one.job.id in {e.job_id for e in events}  # a stream after `after` sees it
+    assert queue.counts().by_state == {"queued": 40}
+    assert list(spool.tmp.iterdir()) == []
+    queue.close()
+
+
+def test_a_file_the_disk_refuses_fails_only_its_own_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool, queue = Spool(tmp_path / "spool"), SQLiteQueue(tmp_path)
+    good = [incoming(spool, f"good {i}".encode()) for i in range(5)]
+    bad = incoming(spool, b"bad")
+
+    def broken() -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bad, "finish", broken)
+
+    async def everyone() -> list[object]:
+        commits = GroupCommit(queue)
+        calls = [commits.submit("a", [new_job("a", u)], [u]) for u in [*good, bad]]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    *fine, refused = asyncio.run(everyone())
+    assert isinstance(refused, OSError)
+    assert all(not isinstance(f, BaseException) for f in fine)
+    assert queue.counts().by_state == {"queued": 5}
+    assert queue.document("a", new_job("a", bad).document_id) is None
+    assert list(spool.tmp.iterdir()) == []  # the refused upload's partial file is gone
+    queue.close()
+
+
+def _body(parts: list[tuple[str, bytes]]) -> tuple[str, list[bytes]]:
+    boundary = "b0undary"
+    chunks = []
+    for name, data in parts:
+        chunks.append(f'--{boundary}\r\nContent-Disposition: form-data; name="files"; '
+                      f'filename="{name}"\r\n\r\n'.encode() + data + b"\r\n")  # fmt: skip
+    chunks.append(f"--{boundary}--\r\n".encode())
+    return f"multipart/form-data; boundary={boundary}", chunks
+
+
+def test_a_request_refused_part_way_leaves_nothing_in_the_spool(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    elf = b"\x7fELF\x02\x01\x01" + bytes(200)
+    kind, chunks = _body([("a.md", b"# fine\n\ntext\n"), ("prog", elf)])
+    parser = MultipartFiles(spool, kind, max_file_bytes=1 << 20, max_request_bytes=1 << 22,
+                            max_files=10)  # fmt: skip
+
+    async def stream():  # type: ignore[no-untyped-def]
+        for chunk in chunks:
+            yield chunk
+
+    with pytest.raises(Refused) as refused:
+        asyncio.run(parser.read(stream()))
+    assert refused.value.status == 415
+    assert list(spool.tmp.iterdir()) == []
+    assert [p for p in spool.objects.rglob("*") if p.is_file()] == []
+
+
+def test_queue_writers_wait_on_the_cross_process_lock(tmp_path: Path) -> None:
+    queue = SQLiteQueue(tmp_path)
+    spool = Spool(tmp_path / "spool")
+    job = new_job("a", incoming(spool, b"locked out"))
+    holder = os.open(tmp_path / LOCKNAME, os.O_RDWR | os.O_CREAT)  # another "process"
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    done = threading.Event()
+    writer = threading.Thread(target=lambda: (queue.submit([job]), done.set()))
+    writer.start()
+    try:
+        assert not done.wait(0.5), "a queue write went ahead while another writer held the lock"
+    finally:
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        os.close(holder)
+    started = time.monotonic()
+    assert done.wait(30)
+    assert time.monotonic() - started < 5
+    writer.join()
+    assert queue.counts().by_state == {"queued": 1}
+    queue.close()
