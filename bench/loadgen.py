@@ -8,12 +8,19 @@ about as much CPU per upload as the server did (3 ms), on the same two cores, an
 threads' wait for the interpreter lock was counted as the server's latency; this one
 measures the server. Latency is taken from the first byte sent to the last byte of the
 answer read.
+
+Two ways to load: a closed loop (each client sends its next file as soon as the last is
+answered: the server's saturation, where latency is the number of clients over the
+throughput), or an open loop (uploads arrive at a given rate, Poisson, whatever the answers
+do; a late answer delays nothing, and the latency is counted from the moment the upload was
+due, so a server that falls behind is charged for the wait).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -83,13 +90,15 @@ def run_load(
     files: list[Path],
     clients: int,
     on_accept: Callable[[], None] = lambda: None,
+    rate: float | None = None,
 ) -> LoadResult:
     """Upload every file once with ``clients`` concurrent clients, each sending its next
-    file as soon as the last one is answered; refused or dropped uploads are sent again
-    (after ``Retry-After`` when the server gave one)."""
+    file as soon as the last one is answered or, with ``rate`` (uploads per second), when
+    it is due; refused or dropped uploads are sent again (after ``Retry-After`` when the
+    server gave one)."""
     requests = {p: upload_request(host, port, p.name, p.read_bytes()) for p in files}
     result = LoadResult()
-    return asyncio.run(_load(host, port, requests, clients, result, on_accept))
+    return asyncio.run(_load(host, port, requests, clients, result, on_accept, rate))
 
 
 async def _load(
@@ -99,10 +108,14 @@ async def _load(
     clients: int,
     result: LoadResult,
     on_accept: Callable[[], None],
+    rate: float | None,
 ) -> LoadResult:
-    todo: asyncio.Queue[Path] = asyncio.Queue()
-    for path in requests:
-        todo.put_nowait(path)
+    todo: asyncio.Queue[tuple[Path, float]] = asyncio.Queue()
+    due, arrivals = time.perf_counter(), random.Random(len(requests))
+    for path in requests:  # due 0: at once (the closed loop, and every retry)
+        todo.put_nowait((path, due if rate else 0.0))
+        if rate:
+            due += arrivals.expovariate(rate)
     await asyncio.gather(
         *(_client(host, port, requests, todo, result, on_accept) for _ in range(clients))
     )
@@ -113,18 +126,20 @@ async def _client(
     host: str,
     port: int,
     requests: dict[Path, bytes],
-    todo: asyncio.Queue[Path],
+    todo: asyncio.Queue[tuple[Path, float]],
     result: LoadResult,
     on_accept: Callable[[], None],
 ) -> None:
     conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
     try:
         while not todo.empty():
-            path = todo.get_nowait()
+            path, due = todo.get_nowait()
             try:
                 if conn is None:
                     conn = await asyncio.open_connection(host, port)
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
                 started = time.perf_counter()
+                started = min(due, started) if due else started
                 conn[1].write(requests[path])
                 await conn[1].drain()
                 status, headers, body = await read_response(conn[0])
@@ -132,7 +147,7 @@ async def _client(
             except (OSError, asyncio.IncompleteReadError, ValueError):
                 conn = _close(conn)
                 result.refused.append(0)
-                todo.put_nowait(path)
+                todo.put_nowait((path, 0.0))
                 await asyncio.sleep(RETRY_S)
                 continue
             if headers.get("connection", "").lower() == "close":
@@ -144,7 +159,7 @@ async def _client(
                 on_accept()
             else:
                 result.refused.append(status)
-                todo.put_nowait(path)
+                todo.put_nowait((path, 0.0))
                 await asyncio.sleep(float(headers.get("retry-after", "1")))
     finally:
         _close(conn)

@@ -207,8 +207,32 @@ def fault_run(files: list[Path], clients: int, mode: str, within: float,
             "manifest_agrees": checks["manifest_agrees"], "pending": checks["pending"]}  # fmt: skip
 
 
-def run(n: int, clients: int, max_kb: int, faults: bool, work: Path, spec: str) -> dict[str, Any]:
-    """The clean run (and the fault runs) with the stores under ``work``."""
+def open_loop(files: list[Path], clients: int, rate: float, work: Path, spec: str
+              ) -> dict[str, Any]:  # fmt: skip
+    """Accept latency when uploads arrive at ``rate`` per second (Poisson) instead of as fast
+    as the server answers, on a fresh service whose engine starts on the backlog at once."""
+    service = Service(work / f"store-open-{rate:g}", spec)
+    try:
+        service.wait_ready(sample=False)
+        started = time.perf_counter()
+        uploaded = load(service, files, clients, rate)
+        seconds = time.perf_counter() - started
+    finally:
+        service.stop()
+    return {"rate": rate, "seconds": seconds, "refused": len(uploaded["refused"]),
+            **_latency(uploaded["latencies"])}  # fmt: skip
+
+
+def _latency(seconds: list[float]) -> dict[str, float]:
+    lat = sorted(seconds)
+    return {"p50_ms": 1000 * statistics.median(lat),
+            "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))],
+            "max_ms": 1000 * lat[-1]}  # fmt: skip
+
+
+def run(n: int, clients: int, max_kb: int, faults: bool, work: Path, spec: str,
+        rates: list[float]) -> dict[str, Any]:  # fmt: skip
+    """The clean run (and the open-loop and fault runs) with the stores under ``work``."""
     root = corpus(n, max_kb)
     files = sorted(root.iterdir())
     base = baseline(root, work, spec)
@@ -225,17 +249,17 @@ def run(n: int, clients: int, max_kb: int, faults: bool, work: Path, spec: str) 
         checks = verify(service, jobs)
     finally:
         service.stop()
-    lat = sorted(uploaded["latencies"])
+    lat = _latency(uploaded["latencies"])
     clean = snapshot(service.store)
+    paced = [open_loop(files, clients, rate, work, spec) for rate in rates]
     crashes = [fault_run(files, clients, mode, 0.6 * total_s, clean, work, spec)
                for mode in ("server", "engine")] if faults else []  # fmt: skip
     return {
-        "faults": crashes,
+        "faults": crashes, "open_loop": paced,
         "files": len(files), "clients": clients, "max_kb": max_kb, "embedder": spec,
         "bytes": sum(p.stat().st_size for p in files),
-        "accept_p50_ms": 1000 * statistics.median(lat),
-        "accept_p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))],
-        "accept_max_ms": 1000 * lat[-1], "refused": len(uploaded["refused"]),
+        "accept_p50_ms": lat["p50_ms"], "accept_p99_ms": lat["p99_ms"],
+        "accept_max_ms": lat["max_ms"], "refused": len(uploaded["refused"]),
         "upload_s": upload_s, "service_s": total_s, "service_docs_s": len(files) / total_s,
         "ingest": base, "ingest_docs_s": base["files"] / base["seconds"],
         "peaks_mb": service.peaks, "api_curve": service.api_curve, "cpu_s": cpu,
@@ -295,6 +319,18 @@ def report(r: dict[str, Any], smoke: bool, command: str) -> str:
         f"| `fissure ingest`: documents / chunks | {r['ingest']['documents']} / "
         f"{r['ingest']['chunks']} |",
     ]  # fmt: skip
+    if r["open_loop"]:
+        lines += ["", "## Uploads arriving at a given rate (open loop)", "",
+                  f"The same {r['files']} files, sent by {r['clients']} clients at the rate "
+                  "below (Poisson arrivals) to a fresh service whose engine works on the "
+                  "backlog meanwhile; each latency counts from the moment the upload was due, "
+                  "so waiting for a free client or a slow answer is charged to the server.",
+                  "", "| offered uploads/s | all answered after | p50 | p99 | max | refused |",
+                  "|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for o in r["open_loop"]:
+            lines.append(f"| {o['rate']:g} | {o['seconds']:.1f} s | {o['p50_ms']:.1f} ms | "
+                         f"{o['p99_ms']:.1f} ms | {o['max_ms']:.1f} ms | "
+                         f"{o['refused']} |")  # fmt: skip
     if r["faults"]:
         lines += ["", "## kill -9 during the same load (`--faults`)", "",
                   "| killed | kills at (s) | jobs done | uploads unanswered or refused, retried "
@@ -320,6 +356,9 @@ def main() -> None:
         action="store_true",
         help="also rerun the load twice, killing the server / the engine",
     )
+    parser.add_argument("--rates", default="100,200",
+                        help="open-loop upload rates per second to measure, comma-separated "
+                        "('' for none)")  # fmt: skip
     parser.add_argument("--embedder", default="minilm", help="for a quick check: hashing")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where serve.md/.json go")
     parser.add_argument("--work", type=Path, default=CACHE, help="where the stores go")
@@ -331,10 +370,13 @@ def main() -> None:
         return
     n, clients, max_kb = (100, 10, 16) if args.smoke else (args.files, args.clients, args.max_kb)
     CACHE.mkdir(parents=True, exist_ok=True)
-    result = run(n, clients, max_kb, args.faults, args.work, args.embedder)
+    rates = [float(x) for x in args.rates.split(",") if x.strip()]
+    rates = rates[:1] if args.smoke else rates
+    result = run(n, clients, max_kb, args.faults, args.work, args.embedder, rates)
     command = "python -m bench.serve"
     command += " --smoke" if args.smoke else f" --files {n} --clients {clients} --max-kb {max_kb}"
     command += " --faults" if args.faults else ""
+    command += f" --rates {args.rates}" if args.rates != "100,200" else ""
     command += f" --embedder {args.embedder}" if args.embedder != "minilm" else ""
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "serve.json").write_text(json.dumps(result, indent=1, default=str) + "\n")

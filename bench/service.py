@@ -108,15 +108,17 @@ class Service:
         self.log.close()
 
 
-def load(service: Service, files: list[Path], clients: int) -> dict[str, Any]:
-    """Every file uploaded once by ``clients`` concurrent clients (``bench.loadgen``);
-    latencies of the answers."""
+def load(
+    service: Service, files: list[Path], clients: int, rate: float | None = None
+) -> dict[str, Any]:
+    """Every file uploaded once by ``clients`` concurrent clients (``bench.loadgen``), in a
+    closed loop or at ``rate`` uploads per second; latencies of the answers."""
     from bench.loadgen import run_load
 
     def accepted() -> None:
         service.uploaded += 1
 
-    got = run_load("127.0.0.1", service.port, files, clients, accepted)
+    got = run_load("127.0.0.1", service.port, files, clients, accepted, rate)
     return {"latencies": got.latencies, "refused": got.refused, "jobs": got.jobs}
 
 

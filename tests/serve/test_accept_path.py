@@ -15,7 +15,7 @@ import pytest
 
 from fissure.serve.commits import GroupCommit
 from fissure.serve.jobs import NewJob
-from fissure.serve.spool import Incoming, Spool
+from fissure.serve.spool import IN_MEMORY, Incoming, Spool
 from fissure.serve.sqlite_queue import LOCKNAME, SQLiteQueue
 from fissure.serve.uploads import MultipartFiles, Refused
 
@@ -95,13 +95,16 @@ def _body(parts: list[tuple[str, bytes]]) -> tuple[str, list[bytes]]:
 def test_a_request_refused_part_way_leaves_nothing_in_the_spool(tmp_path: Path) -> None:
     spool = Spool(tmp_path / "spool")
     elf = b"\x7fELF\x02\x01\x01" + bytes(200)
-    kind, chunks = _body([("a.md", b"# fine\n\ntext\n"), ("prog", elf)])
+    big = b"# fine\n\n" + b"a line of text\n" * (IN_MEMORY // 10)  # spills to a file
+    kind, chunks = _body([("a.md", big), ("prog", elf)])
     parser = MultipartFiles(spool, kind, max_file_bytes=1 << 20, max_request_bytes=1 << 22,
                             max_files=10)  # fmt: skip
 
     async def stream():  # type: ignore[no-untyped-def]
         for chunk in chunks:
-            yield chunk
+            for at in range(0, len(chunk), 65536):  # as a server receives it
+                yield chunk[at : at + 65536]
+            assert chunk is chunks[-1] or any(spool.tmp.iterdir())  # the big file is on disk
 
     with pytest.raises(Refused) as refused:
         asyncio.run(parser.read(stream()))
@@ -130,3 +133,19 @@ def test_queue_writers_wait_on_the_cross_process_lock(tmp_path: Path) -> None:
     writer.join()
     assert queue.counts().by_state == {"queued": 1}
     queue.close()
+
+
+@pytest.mark.parametrize("size", [10, IN_MEMORY, IN_MEMORY + 1, 3 * IN_MEMORY + 17])
+def test_an_upload_in_memory_or_on_disk_is_spooled_whole_once(tmp_path: Path, size: int) -> None:
+    spool = Spool(tmp_path / "spool")
+    data = os.urandom(size)
+    first = spool.incoming(1 << 22)
+    for at in range(0, size, 4096):
+        first.write(data[at : at + 4096])
+    assert (any(spool.tmp.iterdir())) == (size > IN_MEMORY)  # only a big one is streamed
+    done = first.finish()
+    assert spool.read(done.digest) == data and done.size == size
+    again = spool.put(data)  # the same bytes once more: one file, kept
+    assert again == done
+    assert [p for p in spool.objects.rglob("*") if p.is_file()] == [spool.path(done.digest)]
+    assert list(spool.tmp.iterdir()) == []

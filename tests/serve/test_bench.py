@@ -16,8 +16,8 @@ from tests.serve.server import ROOT
 @pytest.mark.slow
 def test_the_service_bench_runs_and_its_end_checks_hold(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "bench.serve", "--files", "12", "--clients", "3", "--max-kb",
-           "8", "--embedder", "hashing", "--faults", "--out", str(tmp_path / "out"), "--work",
-           str(tmp_path / "work")]  # fmt: skip
+           "8", "--embedder", "hashing", "--faults", "--rates", "40", "--out",
+           str(tmp_path / "out"), "--work", str(tmp_path / "work")]  # fmt: skip
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin",
                                "HF_HUB_OFFLINE": "1"})  # fmt: skip
@@ -29,9 +29,14 @@ def test_the_service_bench_runs_and_its_end_checks_hold(tmp_path: Path) -> None:
     assert result["stored_chunks"] == result["ingest"]["chunks"]
     assert result["manifest_agrees"] and result["pending"] == 0
     assert [f["mode"] for f in result["faults"]] == ["server", "engine"]
+    (paced,) = result["open_loop"]
+    assert paced["rate"] == 40 and paced["refused"] == 0
+    assert 0 < paced["p50_ms"] <= paced["p99_ms"] <= paced["max_ms"]
+    assert paced["seconds"] >= 12 / 40 * 0.3  # the uploads were paced, not sent at once
     assert all(f["same_chunks_as_clean"] and f["done"] == 12 for f in result["faults"])
     report = (tmp_path / "out" / "serve.md").read_text()
     assert "accept latency p99" in report and "kill -9 during the same load" in report
+    assert "| 40 | " in report  # the open-loop row
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from fissure.serve.spool import Incoming
 
 # Uploads fsync their files at once, in threads (an fsync waits for the disk, not the CPU):
 # the file system then writes one journal commit for many of them.
-_FSYNCS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="fissure-fsync")
+_FSYNCS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fissure-fsync")
 
 
 @dataclass

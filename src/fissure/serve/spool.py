@@ -19,10 +19,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from fissure.errors import InputError
 
 HEAD = 8192  # bytes kept for sniffing the format in the API
+IN_MEMORY = 256 * 1024  # an upload up to this size is held in memory until it is finished
 
 
 class TooLarge(InputError):
@@ -115,7 +117,10 @@ class Incoming:
         self._hash = hashlib.sha256()
         self._head = bytearray()
         self._path = spool.tmp / uuid.uuid4().hex
-        self._file = open(self._path, "wb")  # noqa: SIM115 - closed by finish or discard
+        # Most uploads are small: they stay in memory until finish() writes them in one go
+        # (on the thread that fsyncs), and only a large one is streamed to a file as it comes.
+        self._memory: bytearray | None = bytearray()
+        self._file: BinaryIO | None = None
         self._done: Spooled | None = None
 
     def write(self, data: bytes) -> None:
@@ -131,30 +136,47 @@ class Incoming:
         self._hash.update(data)
         if len(self._head) < HEAD:
             self._head += data[: HEAD - len(self._head)]
-        self._file.write(data)
+        if self._memory is not None and self.size <= IN_MEMORY:
+            self._memory += data
+            return
+        self._spill().write(data)
+
+    def _spill(self) -> BinaryIO:
+        """The file the bytes go to (made, with what memory held, on first need)."""
+        if self._file is None:
+            self._file = open(self._path, "wb")  # noqa: SIM115 - closed by finish or discard
+            if self._memory:
+                self._file.write(self._memory)
+            self._memory = None
+        return self._file
 
     def complete(self) -> Spooled:
         """The upload is whole: what it is (hash, size, first bytes). Not durable yet —
         :meth:`finish` makes it so; no more :meth:`write` after this."""
         if self._done is None:
-            self._file.flush()
             self._done = Spooled(self._hash.hexdigest(), self.size, bytes(self._head))
         return self._done
 
     def finish(self) -> Spooled:
         """Make the file durable under its hash and return what it is."""
         done = self.complete()
-        os.fsync(self._file.fileno())
-        self._file.close()
         target = self.spool.path(done.digest)
+        if target.exists() and self._file is None:
+            # Same bytes already spooled: keep that file, and mark it fresh so the purge,
+            # which only removes files older than the retention, cannot race this upload.
+            os.utime(target, (time.time(), time.time()))
+            self._memory = None
+            return done
+        file = self._spill()
+        file.flush()
+        os.fsync(file.fileno())
+        file.close()
         shard = target.parent
         if not shard.is_dir():
             shard.mkdir(exist_ok=True)
             _fsync_dir(self.spool.objects)
         if target.exists():
-            # Same bytes already spooled: keep that file, and mark it fresh so the purge,
-            # which only removes files older than the retention, cannot race this upload.
-            os.utime(target, (time.time(), time.time()))
+            os.utime(target, (time.time(), time.time()))  # as above
             self._path.unlink()
         else:
             os.replace(self._path, target)
@@ -162,11 +184,12 @@ class Incoming:
         return done
 
     def discard(self) -> None:
-        """Drop the partial file."""
-        if not self._file.closed:
+        """Drop the partial upload."""
+        self._memory = None
+        if self._file is not None:
             self._file.close()
-        with contextlib.suppress(FileNotFoundError):
-            self._path.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                self._path.unlink()
 
 
 def _fsync_dir(folder: Path) -> None:
