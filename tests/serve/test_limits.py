@@ -181,3 +181,28 @@ def test_a_public_address_needs_api_keys(tmp_path: Path) -> None:
 
 def test_healthz_answers_without_anything(limited: Server) -> None:
     assert httpx.get(limited.url + "/healthz").json() == {"status": "ok", "detail": ""}
+
+
+def test_bytes_the_disk_refuses_get_503_and_queue_nothing(server: Server) -> None:
+    """A spool that cannot take the bytes (here: its shard folder's name taken by a file)
+    answers 503 with Retry-After; once the disk takes them, the same upload is accepted."""
+    import hashlib
+
+    data = b"# refused once\n\nthen taken\n"
+    shard = server.store / "spool" / "objects" / hashlib.sha256(data).hexdigest()[:2]
+    if shard.is_dir():
+        pytest.skip("another test's upload made this shard already")
+    shard.write_bytes(b"")
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        try:
+            refused = upload(client, [("disk.md", data)])
+            assert refused.status_code == 503, refused.text
+            assert "spool cannot store" in refused.json()["detail"]
+            assert refused.headers["retry-after"]
+            assert list((server.store / "spool" / "tmp").iterdir()) == []
+            jobs = client.get("/v1/jobs", params={"limit": 1000}).json()["jobs"]
+            assert all(j["name"] != "disk.md" for j in jobs)
+        finally:
+            shard.unlink()
+        accepted = upload(client, [("disk.md", data)])
+        assert accepted.status_code == 202, accepted.text

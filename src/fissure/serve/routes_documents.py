@@ -93,7 +93,11 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
     new = [NewJob(who.namespace, document_id(f.spooled.digest, stamp), f.name, f.spooled.digest,
                   f.spooled.size, origin) for f, origin in files]  # fmt: skip
     pending = [f.pending for f, _ in files if f.pending is not None]
-    submitted, after = await ctx.commits.submit(who.namespace, new, pending)
+    try:
+        submitted, after = await ctx.commits.submit(who.namespace, new, pending)
+    except OSError as exc:  # the disk refused the bytes (full, read-only): nothing was queued
+        raise Refused(503, f"the spool cannot store the upload now ({exc.strerror or exc}); "
+                           "retry later")  # fmt: skip
     fresh = [i.job for i in submitted if i.created and i.job.state == "queued"]
     ctx.added(len(fresh), sum(j.size for j in fresh))
     for item in submitted:
