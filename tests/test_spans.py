@@ -185,3 +185,11 @@ def test_the_evaluators_blend_is_the_stores() -> None:
             best[chunk] = max(best[chunk], piece_scores[q, piece])
         assert np.array_equal(got[q], blend(scores[q], best, 0.3))
     assert np.array_equal(got[:, [1, 3]], scores[:, [1, 3]])  # its own score in both terms
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.data())
+def test_trim_is_its_two_halves(text: str, data: st.DataObject) -> None:
+    start, end = _span(data, text)
+    s = visible_start(text, start, end)
+    assert trim(text, start, end) == (s, visible_end(text, s, end))

@@ -32,12 +32,15 @@ Span = tuple[int, int]
 Trim = Callable[[str, int, int], Span]
 
 _VISIBLE = re.compile(r"\S")
-_LOOK_BACK = 64  # characters rstripped at a time: a whitespace tail is usually short
+# Lines of nothing but whitespace (\s is str.isspace), each with its line break.
+_BLANK_LINES = re.compile(r"(?:[^\S\r\n]*(?:\r\n|\r|\n))*")
+_LOOK_BACK = 64  # characters rstripped at a time at first: a whitespace tail is short
 
 
 def visible_start(text: str, start: int, end: int) -> int:
     """The first position in ``[start, end)`` that is not whitespace, else ``end``
-    (``start`` itself when ``end <= start``)."""
+    (``start`` itself when ``end <= start``). The left half of :func:`trim`, searched at
+    C speed: for spans whose ends are looked up one at a time (the size tables)."""
     if start >= end or not text[start].isspace():  # the usual case: no search
         return start
     found = _VISIBLE.search(text, start, end)
@@ -46,10 +49,10 @@ def visible_start(text: str, start: int, end: int) -> int:
 
 def visible_end(text: str, start: int, end: int) -> int:
     """The end of the last character in ``[start, end)`` that is not whitespace, else
-    ``start`` (``end`` itself when ``end <= start``).
+    ``start`` (``end`` itself when ``end <= start``). The right half of :func:`trim`.
 
-    Looks back in growing windows, so the cost is that of the whitespace tail, never of
-    the whole span (a chunk's span can be megabytes long).
+    Looks back in growing windows, so the cost is that of the whitespace tail at C speed,
+    never of the whole span (a chunk's span can be megabytes long).
     """
     if end <= start or not text[end - 1].isspace():
         return end
@@ -63,13 +66,17 @@ def visible_end(text: str, start: int, end: int) -> int:
 
 
 def trim(text: str, start: int, end: int) -> Span:
-    """Policy ``all``: ``text[start:end]`` without leading and trailing whitespace.
+    """Policy ``all``: ``text[start:end]`` without leading and trailing whitespace, the
+    same as ``(s, visible_end(text, s, end))`` with ``s = visible_start(text, start, end)``.
 
-    Nothing visible: ``(end, end)``. ``end <= start``: the span unchanged.
+    Nothing visible: ``(end, end)``. ``end <= start``: the span unchanged. The packer asks
+    this for every candidate chunk, whose ends are mostly visible or a line break and an
+    indentation away from it: a step per character beats a search there.
     """
-    if start < end and (text[start].isspace() or text[end - 1].isspace()):
-        start = visible_start(text, start, end)
-        end = visible_end(text, start, end)
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
     return start, end
 
 
@@ -83,15 +90,18 @@ def trim_end(text: str, start: int, end: int) -> Span:
 
 def trim_lines(text: str, start: int, end: int) -> Span:
     """Policy ``lines``: whole blank lines off the front (the first visible line keeps its
-    indentation, back to ``start`` at most) and whitespace off the end.
+    indentation) and whitespace off the end.
 
-    A line ends at ``\\n`` or ``\\r``. Nothing visible: ``(end, end)``.
+    A line ends at ``\\n``, ``\\r\\n`` or ``\\r``. Nothing visible: ``(end, end)``.
     """
-    first = visible_start(text, start, end)
-    if first >= end:
-        return (end, end) if start < end else (start, end)
-    line = max(text.rfind("\n", start, first), text.rfind("\r", start, first)) + 1
-    return max(start, line), visible_end(text, first, end)
+    found = _BLANK_LINES.match(text, start, end)  # always matches (maybe nothing)
+    first = found.end() if found else start
+    if first < end and not text[end - 1].isspace():  # the usual paragraph: no more to do
+        return first, end
+    stop = visible_end(text, first, end)
+    if stop > first or start >= end:
+        return first, stop
+    return end, end
 
 
 TRIMS: dict[str, Trim] = {"all": trim, "end": trim_end, "lines": trim_lines}
