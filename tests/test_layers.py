@@ -20,7 +20,7 @@ PACKAGE = SRC / "fissure"
 # rank of a module is that of its top-level name under fissure/. Entry points (__main__
 # modules) sit above everything, since nothing imports them.
 LAYERS = [
-    ("types", "errors", "config", "limits"),  # the nouns, errors and chunk settings
+    ("types", "errors", "config", "limits", "spans"),  # nouns, errors, settings, span trims
     ("source",),
     ("detect",),
     ("parse",),

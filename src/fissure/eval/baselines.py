@@ -21,6 +21,7 @@ import numpy as np
 
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.eval.spans import Span
+from fissure.spans import trim
 
 REPORT_SEPARATORS = ("\n\n", "\n", ".", "?", "!", " ", "")
 Count = Callable[[str], int]
@@ -108,14 +109,6 @@ def _pieces(text: str, start: int, end: int, sep: str) -> list[Span]:
     return [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
 
-def _strip(text: str, start: int, end: int) -> Span | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if end > start else None
-
-
 def _merge(text: str, pieces: list[Span], size: int, overlap: int, count: Count) -> list[Span]:
     """Greedy packing of consecutive pieces, carrying up to ``overlap`` tokens forward."""
     out: list[Span] = []
@@ -124,17 +117,17 @@ def _merge(text: str, pieces: list[Span], size: int, overlap: int, count: Count)
     for a, b in pieces:
         n = count(text[a:b])
         if total + n > size and window:
-            span = _strip(text, window[0][0], window[-1][1])
-            if span:
-                out.append(span)
+            s, e = trim(text, window[0][0], window[-1][1])
+            if s < e:
+                out.append((s, e))
             while total > overlap or (total + n > size and total > 0):
                 total -= window.popleft()[2]
         window.append((a, b, n))
         total += n
     if window:
-        span = _strip(text, window[0][0], window[-1][1])
-        if span:
-            out.append(span)
+        s, e = trim(text, window[0][0], window[-1][1])
+        if s < e:
+            out.append((s, e))
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-Span = tuple[int, int]
+from fissure.spans import Span
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:

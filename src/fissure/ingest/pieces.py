@@ -2,18 +2,18 @@
 
 ``sub_vector_tokens``: the document is also cut with
 ``Chunker(strategy="sentence", max_tokens=N, tokenizer="cl100k_base")`` and each piece is
-linked to the stored chunks its span overlaps (the evaluator's ``+sub=W+subsize=N``).
+linked to the stored chunks its span overlaps (:func:`fissure.spans.sharing`, the join the
+evaluator's ``+sub=W+subsize=N`` uses too).
 ``dedup``: a chunk whose text equals an earlier chunk's in the same document is not stored.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate
 
 from fissure.config import ChunkSettings
 from fissure.embed.window import heading_line
+from fissure.spans import sharing
 from fissure.store.protocol import Piece
 from fissure.types import Chunk, Document
 
@@ -39,23 +39,17 @@ def link_pieces(
     chunks: Sequence[Chunk],
     prefixes: Sequence[str] | None = None,
 ) -> list[Piece]:
-    """The pieces at ``spans`` of ``document``, each with the chunks it overlaps (by
-    offsets; a piece that overlaps no chunk is left out) and its ``prefixes`` entry."""
-    placed = sorted(chunks, key=lambda c: (c.start, c.end))
-    starts = [c.start for c in placed]
-    reach = list(accumulate((c.end for c in placed), max))  # furthest end so far
+    """The pieces at ``spans`` of ``document``, each with the chunks it overlaps
+    (:func:`fissure.spans.sharing`, which says why; a piece that overlaps no chunk is left
+    out) and its ``prefixes`` entry."""
+    owners = sharing([(c.start, c.end) for c in chunks], spans)
     source = document.source or ""
     pieces = []
-    for n, (s, e) in enumerate(spans):
-        owners = []
-        i = bisect_right(reach, s)  # the first chunk whose prefix reaches past s
-        while i < len(placed) and starts[i] < e:
-            if min(placed[i].end, e) > max(placed[i].start, s):
-                owners.append(placed[i].chunk_id)
-            i += 1
-        if owners:
+    for n, ((s, e), mine) in enumerate(zip(spans, owners, strict=True)):
+        if mine:
             prefix = prefixes[n] if prefixes else ""
-            pieces.append(Piece(source, s, e, document.text[s:e], tuple(owners), prefix))
+            ids = tuple(chunks[k].chunk_id for k in mine)
+            pieces.append(Piece(source, s, e, document.text[s:e], ids, prefix))
     return pieces
 
 

@@ -26,6 +26,7 @@ from fissure.parse.code_langs import (
     Node,
     load_language,
 )
+from fissure.spans import trim_end
 from fissure.types import Block, Document
 
 __all__ = ["CodeLevel", "SUPPORTED_MIMES", "language_for", "parse"]
@@ -205,10 +206,11 @@ class _Walker:
             kind = "method"
         start_byte = self._leading(outer.start_byte, floor)
         entity = ".".join(p for p in (parent.entity, found.qualifier, found.name) if p)
+        start, end = trim_end(self.text, self.char(start_byte), self.char(outer.end_byte))
         frame = _Frame(
             kind,
-            self.char(start_byte),
-            self._trim_end(self.char(outer.end_byte)),
+            start,
+            end,
             self.char(outer.start_byte),
             found.name,
             entity,
@@ -238,16 +240,9 @@ class _Walker:
         return start
 
     def _add_imports(self, run: list[Node], parent: _Frame) -> None:
-        start = self.char(run[0].start_byte)
-        end = self._trim_end(self.char(run[-1].end_byte))
+        start, end = trim_end(self.text, self.char(run[0].start_byte), self.char(run[-1].end_byte))
         frame = _Frame("imports", start, end, start, None, parent.entity, {"count": len(run)})
         parent.children.append(frame)
-
-    def _trim_end(self, end: int) -> int:
-        text = self.text
-        while end > 0 and text[end - 1].isspace():
-            end -= 1
-        return end
 
     def blocks(self) -> tuple[Block, ...]:
         """Freeze the frames into Blocks, children first, without recursion."""

@@ -23,7 +23,7 @@ from json.scanner import make_scanner
 import yaml
 
 from fissure import limits
-from fissure.parse.text import rstrip_end
+from fissure.spans import trim_end
 from fissure.types import Block, Document
 
 JSON_MIME = "application/json"
@@ -139,7 +139,7 @@ def _blocks(node: _Node, text: str, depth: int) -> tuple[Block, ...]:
     # Recursion is bounded by MAX_DEPTH, not by the input's nesting.
     blocks: list[Block] = []
     for kind, title, start, child, end in node.members:
-        end = rstrip_end(text, start, end)
+        start, end = trim_end(text, start, end)
         if end <= start:
             continue
         nested = _blocks(child, text, depth + 1) if child and depth + 1 < MAX_DEPTH else ()

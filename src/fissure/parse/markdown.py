@@ -23,9 +23,9 @@ from fissure.parse.text import (
     line_end,
     line_starts,
     nest_sections,
-    rstrip_end,
     with_wiki_headings,
 )
+from fissure.spans import trim_end
 from fissure.types import Block, Document
 
 MIME = "text/markdown"
@@ -170,7 +170,8 @@ class _TreeBuilder:
     def _span(self, first: int, last: int) -> tuple[int, int]:
         start = self.starts[first]
         end = line_end(self.text, self.starts, max(first, last - 1))
-        return start + self.offset, rstrip_end(self.text, start, end) + self.offset
+        start, end = trim_end(self.text, start, end)
+        return start + self.offset, end + self.offset
 
     def _close(self, frame: _Frame) -> Block:
         start, end = self._span(frame.first_line, frame.last_line)
@@ -232,7 +233,7 @@ def _widen_header(text: str, offset: int, rows: list[Block], end: int) -> list[B
     """Extend the header row over the ``|---|---|`` delimiter line, so no cut separates them."""
     header = rows[0]
     stop = rows[1].start if len(rows) > 1 else end
-    widened = rstrip_end(text, header.start - offset, stop - offset) + offset
+    widened = trim_end(text, header.start - offset, stop - offset)[1] + offset
     return [
         Block("row", header.start, widened, header.level, None, (), header.metadata),
         *rows[1:],

@@ -19,7 +19,8 @@ import nbformat
 
 from fissure import limits
 from fissure.parse.markdown import markdown_blocks
-from fissure.parse.text import nest_sections, rstrip_end
+from fissure.parse.text import nest_sections
+from fissure.spans import trim_end
 from fissure.types import Block, Document
 
 MIME = "application/x-ipynb+json"
@@ -84,7 +85,7 @@ def parse(text: str, *, source: str, outputs: bool = False) -> Document:
 
 
 def _cell_block(cell: Any, index: int, text: str, start: int, language: str | None) -> Block:
-    end = start + rstrip_end(text, 0, len(text))
+    end = start + trim_end(text, 0, len(text))[1]
     metadata: dict[str, Any] = {"cell": index, "cell_type": cell.cell_type}
     if cell.cell_type != "markdown":
         if cell.cell_type == "code":
@@ -116,7 +117,7 @@ def _add_outputs(cell: Any, index: int, parts: list[str], cells: list[Block], cu
         start = cursor + len(piece)
         parts.append(piece + text)
         cursor = start + len(text)
-        end = start + rstrip_end(text, 0, len(text))
+        end = start + trim_end(text, 0, len(text))[1]
         metadata = {"cell": index, "output_type": output.output_type}
         cells.append(Block("output", start, end, NotebookLevel.OUTPUT, None, (), metadata))
     return cursor

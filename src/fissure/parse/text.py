@@ -1,8 +1,8 @@
 """Plain text: blank-line separated paragraphs, and MediaWiki-style ``= Title =`` headings.
 
 This is also every other parser's last resort, so it must accept any string quickly. The
-helpers here (line starts, paragraph spans, trimming) are shared by the other text parsers so
-that all of them agree on what a line is.
+helpers here (line starts, paragraph spans) are shared by the other text parsers so that all
+of them agree on what a line is; they trim by :mod:`fissure.spans`' policies.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from enum import IntEnum
 
 from fissure import limits
+from fissure.spans import trim, trim_lines
 from fissure.types import Block, Document
 
 MIME = "text/plain"
@@ -22,7 +23,6 @@ MIME = "text/plain"
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 # One or more blank lines between two text lines.
 _PARAGRAPH_BREAK = re.compile(r"(?:\r\n|\r|\n)(?:[ \t\f\v]*(?:\r\n|\r|\n))+")
-_LEADING_BLANK_LINES = re.compile(r"(?:[ \t\f\v]*(?:\r\n|\r|\n))*")
 # A MediaWiki heading line: `== Title ==`, or WikiText-103's spaced `= = Title = =`; the runs
 # of `=` on both sides must match (checked in code), the title is not blank and has no `=`
 # at its ends. Anchored per line (re.M); the title is group 2.
@@ -66,13 +66,6 @@ def line_of(starts: list[int], offset: int) -> int:
     return bisect_right(starts, offset) - 1
 
 
-def rstrip_end(text: str, start: int, end: int) -> int:
-    """``end`` moved left past trailing whitespace, never before ``start``."""
-    if end > start and text[end - 1].isspace():
-        end = start + len(text[start:end].rstrip())
-    return end
-
-
 def paragraph_spans(
     text: str, start: int = 0, end: int | None = None, *, limit: int | None = None
 ) -> list[tuple[int, int]]:
@@ -96,8 +89,7 @@ def paragraph_spans(
 def _add_paragraph(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
     # Leading blank lines (possible at the very start) are skipped whole, so the span
     # begins at a line start and keeps that line's indentation.
-    start = _LEADING_BLANK_LINES.match(text, start, end).end()  # type: ignore[union-attr]
-    stop = rstrip_end(text, start, end)
+    start, stop = trim_lines(text, start, end)
     if stop > start:
         spans.append((start, stop))
 
@@ -159,9 +151,7 @@ def split_wiki_headings(text: str, block: Block, offset: int = 0) -> list[Block]
 
 def _pieces(text: str, block: Block, start: int, end: int, offset: int) -> list[Block]:
     """``text[start:end]`` as one block of ``block``'s kind, without surrounding blanks."""
-    while start < end and text[start].isspace():
-        start += 1
-    stop = rstrip_end(text, start, end)
+    start, stop = trim(text, start, end)
     if stop <= start:
         return []
     return [

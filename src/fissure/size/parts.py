@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from fissure.size.sizer import Counters
 from fissure.size.textindex import ASCII_PUNCT
+from fissure.spans import visible_end, visible_start
 
 HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
 
@@ -28,7 +29,6 @@ Measured = tuple[
     list[int],
 ]
 
-_VISIBLE = re.compile(r"\S")
 # A visible line from here on (for a line start to be a seam, its line must not be blank).
 _VISIBLE_LINE = re.compile(r"[^\S\r\n]*\S")
 # The whitespace right after a word: a seam at its start.
@@ -152,7 +152,6 @@ def measure_py(
     whole = [0]
     g0s: list[int] = []  # where the group of each part starts
     zs: list[int] = []  # for a part whose one/lead are LAZY: its seam z, else -1
-    search = _VISIBLE.search
 
     def pad_to(m: int) -> None:  # sizes of parts without visible text, up to part m
         pad = m - len(one)
@@ -166,22 +165,15 @@ def measure_py(
     owner = -1  # the visible part of the current group
     for k in range(n):
         a, b = bounds[k], bounds[k + 1]
-        if a < b and not text[a].isspace():
-            s = a
-        else:
-            m = search(text, a, b)
-            s = m.start() if m else -1
+        s = visible_start(text, a, b)  # the part trimmed (spans.trim), -1: nothing visible
         e = -1
-        if s >= 0:
+        if s < b:
             if owner >= 0:
                 return None
             owner = k
-            e = b
-            if text[e - 1].isspace():
-                lo = max(s, e - 256)  # look at the tail, not the whole part, first
-                e = lo + len(text[lo:e].rstrip())
-                if e == lo:
-                    e = s + len(text[s:b].rstrip())
+            e = visible_end(text, s, b)
+        else:
+            s = -1
         starts.append(s)
         ends.append(e)
         group.append(len(whole) - 1)

@@ -25,6 +25,7 @@ import numpy as np
 from fissure.size.parts import HUGE, LAZY, head_delta, measure
 from fissure.size.sizer import Sizer
 from fissure.size.textindex import TextIndex
+from fissure.spans import visible_end, visible_start
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _SEGMENT_BATCH = 1 << 16
@@ -279,9 +280,6 @@ class SpanTable:
         return a[i] + self.b[j]  # type: ignore[index]
 
 
-_VISIBLE = re.compile(r"\S")
-
-
 def _whitespace_free(protect: re.Pattern[str] | None) -> bool:
     """Whether no protected token (an added token like ``[CLS]``) holds whitespace: then
     no seam at whitespace can fall inside one."""
@@ -429,21 +427,17 @@ class LazyTable:
     def start(self, i: int) -> int:
         got = self._starts.get(i)
         if got is None:
-            m = _VISIBLE.search(self.ruler.text, self.bounds[i])
-            got = self._starts[i] = m.start() if m else len(self.ruler.text) + 1
+            n = len(self.ruler.text)
+            got = visible_start(self.ruler.text, self.bounds[i], n)
+            got = self._starts[i] = got if got < n else n + 1
         return got
 
     def end(self, j: int) -> int:
         got = self._ends.get(j)
         if got is None:
-            got, text, bounds = 0, self.ruler.text, self.bounds
-            for k in range(j, -1, -1):
-                a = bounds[k]
-                kept = len(text[a : bounds[k + 1]].rstrip())
-                if kept:
-                    got = a + kept
-                    break
-            self._ends[j] = got
+            first = self.bounds[0]
+            got = visible_end(self.ruler.text, first, self.bounds[j + 1])
+            got = self._ends[j] = got if got > first else 0
         return got
 
     def size(self, i: int, j: int) -> int:

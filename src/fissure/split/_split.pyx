@@ -9,6 +9,10 @@ It follows the Python packer step by step — the greedy run of parts, the small
 carried into an oversized part, the descent through the separators, the grapheme-safe
 character cuts — so the pieces are identical (the tests compare them on generated text);
 only the interpreter's cost per part and per character scan is gone.
+
+Its trimming is :func:`fissure.spans.trim` (policy ``all``) written in C over the same
+character class (``Py_UNICODE_ISSPACE`` is ``str.isspace``): :func:`trim` here is that
+policy, and the tests check it against the Python definition on generated text.
 """
 
 import unicodedata
@@ -21,6 +25,30 @@ cdef extern from "Python.h":
                               int direction) except -2
     Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
                                   int direction) except -2
+
+
+cdef inline Py_ssize_t _visible_start(str text, Py_ssize_t pos, Py_ssize_t stop):
+    """First non-space position in [pos, stop), or stop (fissure.spans.visible_start)."""
+    while pos < stop and Py_UNICODE_ISSPACE(text[pos]):
+        pos += 1
+    return pos
+
+
+cdef inline Py_ssize_t _visible_end(str text, Py_ssize_t lo, Py_ssize_t hi):
+    """End of the last non-space character in [lo, hi), or lo (fissure.spans.visible_end)."""
+    while hi > lo and Py_UNICODE_ISSPACE(text[hi - 1]):
+        hi -= 1
+    return hi
+
+
+def trim(str text, Py_ssize_t start, Py_ssize_t end):
+    """:func:`fissure.spans.trim` as the packer below computes it (for the tests)."""
+    if start < 0 or end > len(text):
+        raise IndexError(f"span ({start}, {end}) is outside a text of {len(text)}")
+    if start < end:
+        start = _visible_start(text, start, end)
+        end = _visible_end(text, start, end)
+    return start, end
 
 
 cdef class CharPacker:
@@ -52,17 +80,11 @@ cdef class CharPacker:
 
     cdef inline Py_ssize_t visible_from(self, Py_ssize_t pos, Py_ssize_t stop):
         """First non-space position in [pos, stop), or stop."""
-        cdef str text = self.text
-        while pos < stop and Py_UNICODE_ISSPACE(text[pos]):
-            pos += 1
-        return pos
+        return _visible_start(self.text, pos, stop)
 
     cdef inline Py_ssize_t visible_end(self, Py_ssize_t lo, Py_ssize_t hi):
         """End of the last non-space character in [lo, hi), or lo."""
-        cdef str text = self.text
-        while hi > lo and Py_UNICODE_ISSPACE(text[hi - 1]):
-            hi -= 1
-        return hi
+        return _visible_end(self.text, lo, hi)
 
     # ------------------------------------------------------------------ the table
 

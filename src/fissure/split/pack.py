@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from fissure.size import Ruler
 from fissure.size.ruler import Table
+from fissure.spans import trim
 from fissure.split.levels import Cuts, is_grapheme_break
 from fissure.split.windowed import WINDOW, WindowedTable
 from fissure.types import Block
@@ -113,22 +114,18 @@ class Packer:
     # ------------------------------------------------------------------ measuring
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
-        """The span without leading and trailing whitespace."""
-        text = self.text
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        return start, end
+        """The span without leading and trailing whitespace (:func:`fissure.spans.trim`,
+        the policy every chunk is cut by)."""
+        return trim(self.text, start, end)
 
     def size(self, start: int, end: int) -> int:
         """Size of the trimmed span."""
-        s, e = self.trim(start, end)
+        s, e = trim(self.text, start, end)
         return self.ruler.count(s, e)
 
     def fits(self, start: int, end: int) -> bool:
         """Whether the trimmed span fits the budget (less the reserve at its start)."""
-        s, e = self.trim(start, end)
+        s, e = trim(self.text, start, end)
         return self.ruler.count(s, e) <= self.room(s)
 
     def room(self, start: int) -> int:
@@ -248,7 +245,7 @@ class Packer:
             if child is not None and self.fits(run.bounds[carry], first_end):
                 child.bounds[0], child.lead = run.bounds[carry], run.cut(carry)
             else:
-                s, e = self.trim(run.bounds[carry], run.bounds[k])
+                s, e = trim(self.text, run.bounds[carry], run.bounds[k])
                 if s < e:
                     size = self.ruler.count(s, e)
                     self.pieces.append(Piece(s, e, run.cut(carry), size, self._damage()))
@@ -284,14 +281,14 @@ class Packer:
         return None
 
     def _cut_chars(self, start: int, end: int, cut: str) -> None:
-        start, end = self.trim(start, end)
+        start, end = trim(self.text, start, end)
         while start < end:
             stop = self.largest_fit(start, end)
-            s, e = self.trim(start, stop)
+            s, e = trim(self.text, start, stop)
             if s < e:
                 self.pieces.append(Piece(s, e, cut, self.ruler.count(s, e), self._damage()))
             cut = "char"
-            start, _ = self.trim(stop, end)
+            start, _ = trim(self.text, stop, end)
 
     def _damage(self) -> str | None:
         return self._inside[0] if self._inside else None

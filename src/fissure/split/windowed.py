@@ -11,13 +11,11 @@ packer makes the same cuts as with one table over the whole run.
 
 from __future__ import annotations
 
-import re
-
 from fissure.size import Ruler
 from fissure.size.ruler import Table
+from fissure.spans import visible_end, visible_start
 
 WINDOW = 1 << 16
-_VISIBLE = re.compile(r"\S")
 
 
 class WindowedTable:
@@ -58,8 +56,9 @@ class WindowedTable:
         if got < self.bounds[self.hi]:
             return got
         # Nothing visible in the rest of the window: look on, as a table of the run would.
-        found = _VISIBLE.search(self.ruler.text, self.bounds[i], self.bounds[-1])
-        return found.start() if found else len(self.ruler.text) + 1
+        last = self.bounds[-1]
+        found = visible_start(self.ruler.text, self.bounds[i], last)
+        return found if found < last else len(self.ruler.text) + 1
 
     def end(self, j: int) -> int:
         """End of the last visible character before part ``j``'s end (``0`` when there is
@@ -69,10 +68,8 @@ class WindowedTable:
         got = table.end(j - self.lo)
         if got > self.bounds[self.lo]:
             return got
-        text, k = self.ruler.text, self.bounds[j + 1]
         first = self.bounds[0]
-        while k > first and text[k - 1].isspace():
-            k -= 1
+        k = visible_end(self.ruler.text, first, self.bounds[j + 1])
         return k if k > first else 0
 
     def size(self, i: int, j: int) -> int:

@@ -27,7 +27,7 @@ from fissure.store.chroma import _link_id, chunk_metadata
 from fissure.store.fusion import check_mode
 from fissure.store.pg_schema import Database, ensure_vector_index
 from fissure.store.protocol import Hit, Piece
-from fissure.store.ranking import id_keys, places, text_keys, top
+from fissure.store.ranking import blend, id_keys, places, text_keys, top
 from fissure.types import Chunk
 
 DEFAULT_NAMESPACE = "default"
@@ -232,10 +232,10 @@ class PostgresStore:
         args = {"q": query, "ns": self.namespace, "ids": candidates, "where": filters}
         with self.db.run() as conn:
             rows = conn.execute(sql, args).fetchall()
-        scored = []
-        for chunk_id, text, meta, own, best in rows:
-            piece = own if best is None else best
-            scored.append(((1.0 - weight) * own + weight * piece, chunk_id, text, meta))
+        own = np.asarray([r[3] for r in rows], dtype=np.float32)
+        best = np.asarray([-np.inf if r[4] is None else r[4] for r in rows], dtype=np.float32)
+        mixed = blend(own, best, weight).tolist()  # the blend the embedded store ranks by
+        scored = [(s, i, t, m) for s, (i, t, m, _, _) in zip(mixed, rows, strict=True)]
         return _ranked(scored, k, collapse)
 
     def count(self) -> int:
