@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test test-pure lint bench clean
 
 $(STAMP): pyproject.toml setup.py $(wildcard src/fissure/_*.pyx src/fissure/*/_*.pyx)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,8 +29,18 @@ test: setup
 	sh scripts/install-tesseract.sh || echo "tesseract not installed: the OCR tests will skip"
 	$(BIN)/python -m pytest -q
 
+# The invariant, snapshot and corpus suites once more with every compiled twin off: the pure
+# Python path must make the same chunks (tests/test_compiled.py checks the switch itself).
+PURE_SUITES := tests/split/test_invariants.py tests/split/test_levels.py tests/split/test_tables.py \
+	tests/split/test_windowed.py tests/size tests/test_structural_integrity.py tests/test_chunker.py \
+	tests/test_corpus_snapshots.py tests/parse/test_corpus_formats.py
+
+test-pure: setup
+	FISSURE_PURE_PYTHON=1 $(BIN)/python -m pytest -q $(PURE_SUITES)
+
 lint: setup
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
 bench: setup

@@ -12,6 +12,17 @@ from fissure.size import Sizer
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+
+def pytest_report_header() -> str:
+    """Which path this run tests: the compiled twins or the pure Python code."""
+    from fissure import _compiled
+
+    if _compiled.pure_python():
+        return f"fissure: pure Python ({_compiled.PURE_ENV} is set)"
+    built = sorted(n for n, why in _compiled.reasons().items() if why == "compiled")
+    return f"fissure: compiled twins {built or 'none (not built)'}; {_compiled.PURE_ENV}=1 for none"
+
+
 SIZER_NAMES = ("chars", "words", "cl100k_base", "o200k_base", "minilm")
 _SIZERS: dict[str, Sizer] = {}
 

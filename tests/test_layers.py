@@ -21,6 +21,7 @@ PACKAGE = SRC / "fissure"
 # modules) sit above everything, since nothing imports them.
 LAYERS = [
     ("types", "errors", "config", "limits", "spans"),  # nouns, errors, settings, span trims
+    ("_compiled",),  # the one switch for the compiled twins, which live in their stages
     ("source",),
     ("detect",),
     ("parse",),

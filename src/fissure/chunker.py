@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fissure import limits as bounds
+from fissure._compiled import twin
 from fissure.config import ChunkSettings
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError, InputError
@@ -25,13 +26,8 @@ from fissure.split.strategies import split_spans
 from fissure.split.tables import TableHeads, has_tables
 from fissure.types import CHUNK_FIELDS, Block, Chunk, Document
 
-_build_plain: Any
-try:  # the compiled loop for documents without a Block tree (see _chunks.pyx)
-    from fissure import _chunks
-
-    _build_plain = _chunks.build_plain
-except ImportError:  # built without a C compiler: the loop below does it
-    _build_plain = None
+_chunks = twin("fissure._chunks")  # the compiled loop for documents without a Block tree
+_build_plain: Any = None if _chunks is None else _chunks.build_plain
 
 
 # Texts shorter than this are split without the memory cap (see trace_document).

@@ -38,7 +38,7 @@ def eval_(
     budget_tokens: Annotated[
         int | None,
         typer.Option("--budget-tokens", "--budget",
-                     help="Also score a reader budget of this many cl100k tokens."),  # fmt: skip
+                     help="Also score a reader budget of this many cl100k tokens."),
     ] = None,
     output: Annotated[
         Path,

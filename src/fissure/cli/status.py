@@ -40,7 +40,7 @@ def status(
     search: Annotated[
         str,
         typer.Option(help="The path --check probes: auto (the one queries take), exact or "
-                     "index (Chroma's HNSW index).")  # fmt: skip
+                     "index (Chroma's HNSW index).")
     ] = "auto",
     preset: Preset = None,
     config_file: ConfigFile = None,

@@ -47,7 +47,7 @@ def tune(
     k: Annotated[int, typer.Option("--k", "-k", help="Chunks retrieved per question.")] = 5,
     metric: Annotated[str, typer.Option(help="What decides: recall or iou (at k).")] = "recall",
     choose_on: Annotated[str, typer.Option(help="The half that chooses: even or odd rows; "
-                                           "the other is reported.")] = "even",  # fmt: skip
+                                           "the other is reported.")] = "even",
     preset_name: Annotated[str, typer.Option(help="The preset the winner is saved as.")] = "tuned",
     write: Annotated[bool, typer.Option(help="Save the winner into the settings file.")] = True,
     config: Annotated[

@@ -139,7 +139,7 @@ class RayEngine:
         return dataset.map_batches(
             Chunking,
             fn_constructor_args=(options.settings, options.limits(),
-                                 plugin_modules(options.plugins)),  # fmt: skip
+                                 plugin_modules(options.plugins)),
             batch_size=self.docs_per_batch,
             batch_format="numpy",
             compute=self._pool(parse),

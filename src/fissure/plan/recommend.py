@@ -186,9 +186,9 @@ def _budget(survey: Survey, kind: str) -> tuple[int, int, list[Advice]]:
     label = "code" if kind == "code" else "prose"
     advice = [
         Advice("max-tokens", budget, f"the size that measured best for {label}, within what "
-               "the embedding model reads", fit, (evidence, ev.MODEL_LIMIT)),  # fmt: skip
+               "the embedding model reads", fit, (evidence, ev.MODEL_LIMIT)),
         Advice("min-tokens", minimum, "merge headings and stubs into a neighbour rather "
-               "than embed them alone (measured with the budget above)"),  # fmt: skip
+               "than embed them alone (measured with the budget above)"),
     ]
     return budget, minimum, advice
 

@@ -1,8 +1,9 @@
 """Part sizes for :class:`~fissure.size.ruler.PartTable`, counted once per part.
 
 :func:`measure` is the one entry point. It runs the compiled twin in ``_parts.pyx`` when
-that extension was built at install time (it needs a C compiler), and this module's pure
-Python otherwise; both give the same lists for the same input (tests compare them).
+that extension was built at install time (it needs a C compiler) and ``FISSURE_PURE_PYTHON``
+is not set (see :mod:`fissure._compiled`), and this module's pure Python otherwise; both
+give the same lists for the same input (tests compare them).
 
 Definitions (see :class:`~fissure.size.ruler.PartTable` for how the lists are used):
 parts ``[bounds[k], bounds[k+1])`` are grouped between *strong* bounds, positions where
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from fissure._compiled import twin
 from fissure.size.sizer import Counters
 from fissure.size.textindex import ASCII_PUNCT
 from fissure.spans import visible_end, visible_start
@@ -197,10 +199,7 @@ def measure_py(
 
 
 Measure = Callable[[str, list[int], int, Counters, bool], "Measured | None"]
-measure_c: Measure | None
-try:
-    from fissure.size._parts import measure as measure_c
-except ImportError:  # built without a C compiler: the pure Python above
-    measure_c = None
+_parts = twin("fissure.size._parts")  # None: the pure Python above
+measure_c: Measure | None = None if _parts is None else _parts.measure
 
 measure: Measure = measure_c if measure_c is not None else measure_py

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from fissure._compiled import twin
 from fissure.size.parts import HUGE, LAZY, head_delta, measure
 from fissure.size.sizer import Sizer
 from fissure.size.textindex import TextIndex
@@ -30,13 +31,8 @@ from fissure.spans import visible_end, visible_start
 _EMPTY = np.zeros(0, dtype=np.int64)
 _SEGMENT_BATCH = 1 << 16
 
-compiled_table: Any
-try:  # PartTable's compiled twin (see _parts.pyx), where it was built
-    from fissure.size import _parts
-
-    compiled_table = _parts.PartTable
-except ImportError:
-    compiled_table = None
+_parts = twin("fissure.size._parts")  # PartTable's compiled twin (see _parts.pyx)
+compiled_table: Any = None if _parts is None else _parts.PartTable
 
 
 class Ruler:

@@ -16,13 +16,11 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from fissure._compiled import twin
 from fissure.errors import ConfigError, MissingDependencyError
 
-PieceCounter: Any
-try:  # OpenAI counts from cached pre-token sizes (see _pieces.pyx), where it was built
-    from fissure.size._pieces import PieceCounter
-except ImportError:  # pragma: no cover - depends on the build
-    PieceCounter = None
+_pieces = twin("fissure.size._pieces")  # OpenAI counts from cached pre-token sizes
+PieceCounter: Any = None if _pieces is None else _pieces.PieceCounter
 
 TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
 NAMED = ("minilm", "chars", "words", *TIKTOKEN_ENCODINGS)
@@ -339,11 +337,10 @@ def _encoding(encoding: str) -> Any:
 def _ranks(encoding: str) -> Any:
     """The merge ranks of an OpenAI encoding for the compiled pre-token counter, built once
     per process and only when a counter has met many new pre-tokens."""
-    from fissure.size._pieces import Ranks
-
+    assert _pieces is not None, "only a compiled PieceCounter asks for the ranks"
     enc = _encoding(encoding)
     special = [enc.encode_single_token(name) for name in enc.special_tokens_set]
-    return Ranks(enc.token_byte_values(), special)
+    return _pieces.Ranks(enc.token_byte_values(), special)
 
 
 @lru_cache(maxsize=4)

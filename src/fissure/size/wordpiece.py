@@ -23,11 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-WordCounter: Any
-try:  # the loop over raw words in C (see _pieces.pyx), where it was built
-    from fissure.size._pieces import WordCounter
-except ImportError:  # pragma: no cover - depends on the build
-    WordCounter = None
+from fissure._compiled import twin
+
+_pieces = twin("fissure.size._pieces")  # the loop over raw words in C (see _pieces.pyx)
+WordCounter: Any = None if _pieces is None else _pieces.WordCounter
 
 _ASCII_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

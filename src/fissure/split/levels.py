@@ -23,6 +23,7 @@ from itertools import accumulate, islice
 
 import numpy as np
 
+from fissure._compiled import twin
 from fissure.size.textindex import TextIndex
 
 
@@ -130,8 +131,13 @@ def _paragraph_cuts(index: TextIndex, start: int, end: int) -> list[int]:
     return [p for p in found if start < p < end]
 
 
-def _paragraph_cuts_c(index: TextIndex, start: int, end: int) -> list[int]:
-    return _split.paragraph_cuts(index.text, start, end)
+def _compiled_paragraph_cuts(scan: Callable[[str, int, int], list[int]]) -> CutFinder:
+    """:func:`_paragraph_cuts` by the compiled ``scan`` (see _split.pyx)."""
+
+    def cuts(index: TextIndex, start: int, end: int) -> list[int]:
+        return scan(index.text, start, end)
+
+    return cuts
 
 
 def _line_cuts(index: TextIndex, start: int, end: int) -> list[int]:
@@ -150,12 +156,8 @@ def _newline_cuts(text: str, start: int, end: int) -> list[int]:
     return [p for p in islice(at, 1, None) if p < end]
 
 
-try:  # the compiled scan (see _split.pyx) where it was built
-    from fissure.split import _split
-
-    _paragraphs: CutFinder = _paragraph_cuts_c
-except ImportError:
-    _paragraphs = _paragraph_cuts
+_split = twin("fissure.split._split")
+_paragraphs = _paragraph_cuts if _split is None else _compiled_paragraph_cuts(_split.paragraph_cuts)
 
 PARAGRAPH = Cuts("paragraph", _paragraphs)
 LINE = Cuts("line", _line_cuts)

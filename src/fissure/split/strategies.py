@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from fissure._compiled import twin
 from fissure.config import ChunkSettings
 from fissure.size import Ruler
 from fissure.split import levels as lv
@@ -20,13 +21,8 @@ from fissure.split.semantic import Trace
 from fissure.split.separators import DEFAULT, preset
 from fissure.types import Block, Embedder
 
-CharPacker: Any
-try:
-    from fissure.split import _split
-
-    CharPacker = _split.CharPacker
-except ImportError:  # built without a C compiler: the Python packer does it all
-    CharPacker = None
+_split = twin("fissure.split._split")  # None: the Python packer does it all
+CharPacker: Any = None if _split is None else _split.CharPacker
 
 # Inside a structural leaf, code and tables are cut by lines before words; prose by
 # paragraphs, lines and sentences.

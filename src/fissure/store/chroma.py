@@ -149,7 +149,7 @@ class ChromaStore:
                     documents=[p.text for p, _ in part],
                     metadatas=[  # type: ignore[arg-type]
                         {"source": p.source, "start": p.start, "end": p.end,
-                         "piece_id": p.piece_id, "chunk_id": c}  # fmt: skip
+                         "piece_id": p.piece_id, "chunk_id": c}
                         for (p, _), c in zip(part, owners, strict=True)
                     ],
                 )

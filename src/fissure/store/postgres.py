@@ -331,6 +331,6 @@ def _ranked(
             sizes[g] = sizes.get(g, 0) + 1
     return [
         Hit(ids[i], float(scores[i]), scored[i][2], metas[i],
-            copies=sizes.get(int(groups[i]), 1) if groups is not None else 1)  # fmt: skip
+            copies=sizes.get(int(groups[i]), 1) if groups is not None else 1)
         for i in order
     ]
