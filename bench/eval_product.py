@@ -67,8 +67,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dedup", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--embed-headings", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("-k", type=int, default=5)
-    parser.add_argument("--collapse", action=argparse.BooleanOptionalAction, default=True,
-                        help="one hit per group of near-copies (the store's default)")
+    parser.add_argument(
+        "--collapse",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="one hit per group of near-copies (the store's default)",
+    )
     parser.add_argument("--search", default="auto", choices=("auto", "exact", "index"))
     parser.add_argument("--questions", default="all", choices=HALVES)
     parser.add_argument("--mode", default="dense", choices=MODES, help="retrieval mode")

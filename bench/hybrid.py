@@ -236,13 +236,21 @@ def joint(results: list[dict[str, Any]]) -> list[str]:
             cells.append(f"{before:.1f} → {after:.1f} ({after - before:+.1f})")
         low = min(gain(r, best, on) for r in results)
         out.append(f"| {on} | {label(best)} | {low:+.1f} | {report} | " + " | ".join(cells) + " |")
-    out += ["", f"The same rule on all questions chooses **{label(final)}** (smallest gain "
-            f"{min(gain(r, final, 'all') for r in results):+.1f}); its figures by half "
-            "(×100; not held out for this one setting, whose rule was held out above):", ""]
+    out += [
+        "",
+        f"The same rule on all questions chooses **{label(final)}** (smallest gain "
+        f"{min(gain(r, final, 'all') for r in results):+.1f}); its figures by half "
+        "(×100; not held out for this one setting, whose rule was held out above):",
+        "",
+    ]
     for r in results:
         bench, rows = r["bench"], r["rows"]
-        out += [f"{bench.name}:", "", "| mode | questions | " + " | ".join(
-            c[1] for c in bench.columns) + " |", "|---|---|" + "---|" * len(bench.columns)]
+        out += [
+            f"{bench.name}:",
+            "",
+            "| mode | questions | " + " | ".join(c[1] for c in bench.columns) + " |",
+            "|---|---|" + "---|" * len(bench.columns),
+        ]
         for setting in (dense, final):
             for half in ("even", "odd", "all"):
                 cells = [f"{half_mean(rows[setting].scores[k], half):.1f}"

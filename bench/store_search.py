@@ -90,6 +90,7 @@ def measure(n: int, queries: int, chroma_max: int, work: Path) -> dict[str, obje
     row["scan_ms"], scanned = _ms(scan, qs)
     if chroma:
         for path in ("exact", "index"):
+
             def ask(q: np.ndarray, path: str = path) -> list[str]:
                 return [h.chunk_id for h in fresh.query(q, 5, search=path)]
 
@@ -115,8 +116,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fissure-store-bench-"))
-    lines = ["| chunks | scan ms | exact query ms | index query ms | index recall@5 | "
-             "first open ms | copy MB | peak RSS MB | build s |", "|" + "---|" * 9]
+    lines = [
+        "| chunks | scan ms | exact query ms | index query ms | index recall@5 | "
+        "first open ms | copy MB | peak RSS MB | build s |",
+        "|" + "---|" * 9,
+    ]
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             r = measure(n, args.queries, args.chroma_max, work)

@@ -137,9 +137,7 @@ class Pdf:
                 objects[image_id] = (
                     b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace "
                     b"/DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>"
-                    b"\nstream\n" % (w, h, len(pixels))
-                    + pixels
-                    + b"\nendstream"
+                    b"\nstream\n" % (w, h, len(pixels)) + pixels + b"\nendstream"
                 )
                 xobject = b" /XObject << /Im1 %d 0 R >>" % image_id
                 stream = b"q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q\n" % (self.width, self.height) + stream

@@ -59,8 +59,13 @@ def _run(pure: str | None) -> dict:
         env[PURE_ENV] = pure
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     done = subprocess.run(
-        [sys.executable, "-c", CHILD], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=240, check=False,
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

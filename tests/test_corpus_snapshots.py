@@ -39,8 +39,11 @@ UPDATE = os.environ.get("FISSURE_UPDATE_SNAPSHOTS") == "1"
 
 def corpus_files() -> list[Path]:
     """Every document of the corpus and the samples, in a stable order."""
-    found = [p for p in CORPUS.rglob("*") if p.is_file() and p.name not in NOT_DOCUMENTS
-             and p.relative_to(CORPUS).parts[0] != "fuzz"]  # fuzzing's finds: test_fuzz.py
+    found = [
+        p
+        for p in CORPUS.rglob("*")
+        if p.is_file() and p.name not in NOT_DOCUMENTS and p.relative_to(CORPUS).parts[0] != "fuzz"
+    ]  # fuzzing's finds: test_fuzz.py
     found += [p for p in (ROOT / "samples").iterdir() if p.is_file()]
     return sorted(found, key=lambda p: p.relative_to(ROOT).as_posix())
 

@@ -25,8 +25,6 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 BOUND_S = 60.0
 
 
-
-
 def _pdf() -> bytes:
     """A valid 12-page PDF (bigger than the corpus one, so cuts land inside pages)."""
     maker = corpus_maker()

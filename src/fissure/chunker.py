@@ -214,8 +214,18 @@ class Chunker:
         place = self._placer(document) if document.blocks else None
         if place is None and _build_plain is not None and not self.settings.prepend_context:
             return _build_plain(  # type: ignore[no-any-return]
-                Chunk, CHUNK_FIELDS, text, spans, pieces, lines, doc_id, strategy, source,
-                name, fallback, ruler.count,
+                Chunk,
+                CHUNK_FIELDS,
+                text,
+                spans,
+                pieces,
+                lines,
+                doc_id,
+                strategy,
+                source,
+                name,
+                fallback,
+                ruler.count,
             )
         plain: _Place = ((), None, None, None, name, False)
         chunks = []

@@ -131,9 +131,7 @@ def test_integrations_without_their_library(
     assert assert_right_command(out.stdout.strip()) == command
 
 
-def _calls(
-    tree: ast.AST, name: str, defaults: list[object], extra_at: int
-) -> list[list[object]]:
+def _calls(tree: ast.AST, name: str, defaults: list[object], extra_at: int) -> list[list[object]]:
     """The arguments of every call to ``name`` (``None`` where one is not a literal);
     ``extra_at`` is the position of the ``extra`` parameter."""
     found = []

@@ -24,7 +24,9 @@ def test_minilm_identity_comes_from_its_config_files() -> None:
     assert lazy.embed([]).shape == (0, 384) and not lazy.loaded
     minilm = MiniLM()
     assert (lazy.model_id, lazy.dim, lazy.max_tokens) == (
-        minilm.model_id, minilm.dim, minilm.max_tokens
+        minilm.model_id,
+        minilm.dim,
+        minilm.max_tokens,
     )
     texts = ["a fault line", "a seismograph records tremors"]
     got = lazy.embed(texts)

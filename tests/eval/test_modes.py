@@ -23,8 +23,12 @@ def test_mode_options_are_parsed_and_checked() -> None:
     assert Fusion() == Fusion(5, 0.4)  # the store's defaults, chosen held out
     tuned = parse_strategy("recursive:12+mode=hybrid+rrf=10+lexw=0.3+lexer=words")
     assert (tuned.mode, tuned.fusion, tuned.lexer) == ("hybrid", Fusion(10, 0.3), "words")
-    for bad in ("recursive:12+mode=sparse", "recursive:12+rrf=10",
-                "recursive:12+mode=hybrid+lexw=2", "recursive:12+mode=lexical+lexer=porter"):
+    for bad in (
+        "recursive:12+mode=sparse",
+        "recursive:12+rrf=10",
+        "recursive:12+mode=hybrid+lexw=2",
+        "recursive:12+mode=lexical+lexer=porter",
+    ):
         with pytest.raises(ConfigError):
             parse_strategy(bad)
 

@@ -123,8 +123,9 @@ def poisoned(dsn: str, cluster: LocalCluster, work: Path) -> dict[str, Any]:
     return {
         "seconds": round(time.monotonic() - started, 1),
         "summary": _summary(summary),
-        "failures": sorted([Path(f.source).name, f.stage, f.error_type, f.message[:120]]
-                           for f in summary.failures),
+        "failures": sorted(
+            [Path(f.source).name, f.stage, f.error_type, f.message[:120]] for f in summary.failures
+        ),
         "dlq": sorted([Path(s).name, stage, kind] for s, stage, kind in state["failures"]),
         "stored_sources": sorted({Path(v[0]).name for v in state["chunks"].values()}),
     }

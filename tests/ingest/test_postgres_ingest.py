@@ -109,4 +109,3 @@ def test_two_runs_at_once_and_a_killed_one(tmp_path: Path, pg_dsn: str, pg_names
     fresh2 = tmp_path / "fresh2"
     run(corpus, fresh2)
     assert_same_store(snapshot(pg_dsn, pg_namespace), snapshot(fresh2))
-

@@ -17,8 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1600)]
 
 def _loopback(address: str) -> bool:
     host = address.rsplit(":", 1)[0].strip("[]")
-    return host in ("*", "0.0.0.0", "::", "::1") or host.removeprefix("::ffff:").startswith(
-        "127.")
+    return host in ("*", "0.0.0.0", "::", "::1") or host.removeprefix("::ffff:").startswith("127.")
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +61,12 @@ def test_poisoned_files_end_in_the_dead_letter_queue(seen: dict[str, Any]) -> No
     part = seen["poisoned"]
     assert "error" not in part, part.get("error")
     kinds = {name: (stage, kind) for name, stage, kind, _ in part["failures"]}
-    assert kinds == {"broken.pdf": ("parse", "InputError"), "noise.txt": ("parse", "InputError"),
-                     "stuck.hang": ("parse", "Timeout"), "hog.boom": ("parse", "WorkerDied")}
+    assert kinds == {
+        "broken.pdf": ("parse", "InputError"),
+        "noise.txt": ("parse", "InputError"),
+        "stuck.hang": ("parse", "Timeout"),
+        "hog.boom": ("parse", "WorkerDied"),
+    }
     assert part["dlq"] == sorted([n, s, k] for n, (s, k) in kinds.items())
     assert part["summary"]["documents"] == 5 and part["summary"]["workers_replaced"] == 2
     assert part["stored_sources"] == ["code.py", "doc0.md", "doc1.md", "doc2.md", "notes.txt"]

@@ -44,7 +44,7 @@ def _brute(store: ChromaStore, query: np.ndarray, weight: float) -> dict[str, fl
 
 def _queries(store: ChromaStore) -> np.ndarray:
     """Random queries, and queries equal to a few pieces (where the piece term decides)."""
-    texts = [f"question {n}" for n in range(4)] + [t for _, t, _ in store.pieces()][:: 7][:4]
+    texts = [f"question {n}" for n in range(4)] + [t for _, t, _ in store.pieces()][::7][:4]
     return HashEmbedder().embed(texts)
 
 
@@ -118,9 +118,7 @@ def test_link_pieces_with_overlapping_chunks() -> None:
     assert max(len(p.chunk_ids) for p in pieces) >= 2
 
 
-def test_incremental_runs_leave_the_pieces_of_a_fresh_ingest(
-    corpus: Path, tmp_path: Path
-) -> None:
+def test_incremental_runs_leave_the_pieces_of_a_fresh_ingest(corpus: Path, tmp_path: Path) -> None:
     store, settings = tmp_path / "store", replace(SUB, dedup=True)
     run(corpus, store)  # without pieces first: switching them on redoes every document
     assert snapshot(store)["pieces"] == {}
@@ -226,7 +224,7 @@ def test_cli_ingest_passes_min_tokens_and_embed_headings(tmp_path: Path) -> None
     assert out.exit_code == 0, out.output
     manifest = Manifest(store)
     try:
-        (_, config, _), = manifest.runs().values()
+        ((_, config, _),) = manifest.runs().values()
     finally:
         manifest.close()
     assert config["settings"]["min_tokens"] == 5 and config["settings"]["embed_headings"] is True

@@ -90,8 +90,9 @@ def test_the_langchain_interfaces() -> None:
     split = splitter.split_documents(docs)
     assert list(splitter.transform_documents(docs)) == split
     assert list(asyncio.run(splitter.atransform_documents(docs))) == split
-    assert splitter.split_text(REPEATED) == [c.text for c in fissure.chunk(REPEATED, max_tokens=24,
-                                                                         tokenizer="words")]
+    assert splitter.split_text(REPEATED) == [
+        c.text for c in fissure.chunk(REPEATED, max_tokens=24, tokenizer="words")
+    ]
     assert [d.page_content for d in splitter.create_documents([REPEATED])] == (
         splitter.split_text(REPEATED)
     )

@@ -35,8 +35,9 @@ def embed_model() -> FissureEmbedding:
 
 def test_reader_parser_index_retriever_answers(embed_model: FissureEmbedding) -> None:
     documents = FissureReader(SAMPLES).load_data()
-    assert [d.id_ for d in documents] == [str(SAMPLES / n) for n in
-                                          ("fault-lines.md", "seismograph.py", "tremors.txt")]
+    assert [d.id_ for d in documents] == [
+        str(SAMPLES / n) for n in ("fault-lines.md", "seismograph.py", "tremors.txt")
+    ]
     nodes = FissureNodeParser.from_defaults(**SETTINGS).get_nodes_from_documents(documents)
     index = VectorStoreIndex(nodes, embed_model=embed_model)
     retriever = index.as_retriever(similarity_top_k=2)
@@ -72,8 +73,10 @@ def test_offsets_are_exact_where_str_find_is_not() -> None:
 
 
 def test_relationships_ids_and_metadata() -> None:
-    docs = [Document(id_="a", text=REPEATED, metadata={"file_path": "a.md", "team": "x"}),
-            Document(id_="b", text="Plain words. " * 40, metadata={"file_path": "b.txt"})]
+    docs = [
+        Document(id_="a", text=REPEATED, metadata={"file_path": "a.md", "team": "x"}),
+        Document(id_="b", text="Plain words. " * 40, metadata={"file_path": "b.txt"}),
+    ]
     parser = FissureNodeParser.from_defaults(max_tokens=24, tokenizer="words")
     assert isinstance(parser, NodeParser)
     nodes = parser.get_nodes_from_documents(docs)

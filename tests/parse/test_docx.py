@@ -18,8 +18,6 @@ from fissure.types import Document
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
 
-
-
 maker = corpus_maker()
 
 

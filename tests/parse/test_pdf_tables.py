@@ -120,7 +120,8 @@ def test_a_table_printed_by_chromium(tmp_path: Path) -> None:
     assert doc.metadata["headings"] == "outline"
     found = tables(doc)
     assert [t.title for t in found] == [
-        "Table 1: Spending by department (million EUR)", "Table 2: Staff by office",
+        "Table 1: Spending by department (million EUR)",
+        "Table 2: Staff by office",
     ]  # table 1 runs over two pages, one block; table 2 has no rules
     printed = [line for t in found for line in rows_of(doc, t)]
     assert printed[0] == "Department | 2023 | 2024 | Change"

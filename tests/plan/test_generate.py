@@ -80,9 +80,27 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def _args(docs: Path, endpoint: str, out: Path, n: int = 9) -> list[str]:
-    return ["tune", str(docs), "--generate", str(n), "--endpoint", endpoint, "--model", "fake-1",
-            "--questions", str(out), "--embedder", "hashing", "--grid", "structural:40",
-            "--grid", "fixed:30", "--no-write", "--cache-dir", str(out.parent / "cache")]
+    return [
+        "tune",
+        str(docs),
+        "--generate",
+        str(n),
+        "--endpoint",
+        endpoint,
+        "--model",
+        "fake-1",
+        "--questions",
+        str(out),
+        "--embedder",
+        "hashing",
+        "--grid",
+        "structural:40",
+        "--grid",
+        "fixed:30",
+        "--no-write",
+        "--cache-dir",
+        str(out.parent / "cache"),
+    ]
 
 
 def test_generates_locates_writes_and_tunes(server: str, tmp_path: Path, monkeypatch) -> None:
@@ -116,7 +134,7 @@ def test_generates_locates_writes_and_tunes(server: str, tmp_path: Path, monkeyp
 @pytest.mark.parametrize(
     ("mode", "message"),
     [
-        ("error", "answered HTTP 503: {\"error\": {\"message\": \"model is loading\"}}"),
+        ("error", 'answered HTTP 503: {"error": {"message": "model is loading"}}'),
         ("shape", "did not answer a chat completion"),
         ("prose", "none of the 3 replies gave a question"),
     ],

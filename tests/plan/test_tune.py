@@ -156,7 +156,8 @@ def test_bad_input_is_one_line(chroma: Path, tmp_path, monkeypatch, args, messag
 
 def test_presets_are_grid_points(tmp_path: Path) -> None:
     (tmp_path / "fissure.toml").write_text(
-        '[presets.ours.chunk]\nstrategy = "fixed"\nmax_tokens = 90\n', encoding="utf-8")
+        '[presets.ours.chunk]\nstrategy = "fixed"\nmax_tokens = 90\n', encoding="utf-8"
+    )
     specs = grid(["chroma-best", "ours", "fast", "small"], start=tmp_path)
     assert specs[:3] == [GRIDS["small"][4], "fixed:90+tok=minilm+mode=hybrid", GRIDS["small"][0]]
     assert len(specs) == 6  # chroma-best and fast are in the small grid already

@@ -7,8 +7,24 @@ import json
 import random
 from pathlib import Path
 
-NOUNS = ("harbour", "orchard", "furnace", "glacier", "library", "foundry", "lantern", "meadow",
-         "quarry", "beacon", "canal", "vineyard", "bellows", "compass", "granary", "kiln")
+NOUNS = (
+    "harbour",
+    "orchard",
+    "furnace",
+    "glacier",
+    "library",
+    "foundry",
+    "lantern",
+    "meadow",
+    "quarry",
+    "beacon",
+    "canal",
+    "vineyard",
+    "bellows",
+    "compass",
+    "granary",
+    "kiln",
+)
 PLACES = ("Arden", "Brisk", "Calder", "Dunmore", "Elsby", "Fenwick", "Garth", "Holm")
 VERBS = ("stores", "warms", "guards", "counts", "repairs", "feeds", "lights", "measures")
 THINGS = ("copper coins", "winter grain", "river stones", "old maps", "iron nails",

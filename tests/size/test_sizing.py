@@ -114,8 +114,32 @@ def test_custom_function_sizer_is_measured_directly():
 
 LINES = st.lists(
     st.sampled_from(
-        ["a", "bb", "The", "end.", "x,", "f():", "中文", "。", " ", "  ", "\t", "\n", "\n\n",
-         "\r\n", " \n", "(", ")", "123", "'s", "é", "😀", "    return 1", "[CLS]", "\x0b"]
+        [
+            "a",
+            "bb",
+            "The",
+            "end.",
+            "x,",
+            "f():",
+            "中文",
+            "。",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\n\n",
+            "\r\n",
+            " \n",
+            "(",
+            ")",
+            "123",
+            "'s",
+            "é",
+            "😀",
+            "    return 1",
+            "[CLS]",
+            "\x0b",
+        ]
     ),
     max_size=40,
 ).map("".join)

@@ -27,13 +27,23 @@ def _tree(root: Path, files: dict[str, str]) -> None:
 
 
 def test_gitignore_hidden_and_caches(tmp_path):
-    _tree(tmp_path, {
-        ".gitignore": "build/\n*.tmp\n!keep.tmp\n",
-        "a.txt": "a", "b.tmp": "b", "keep.tmp": "k",
-        "build/out.txt": "o", ".git/config": "c", "__pycache__/x.pyc": "p",
-        "sub/.gitignore": "*.log\n", "sub/c.log": "c", "sub/d.txt": "d",
-        "sub/deeper/e.log": "e", "other/f.log": "f",
-    })
+    _tree(
+        tmp_path,
+        {
+            ".gitignore": "build/\n*.tmp\n!keep.tmp\n",
+            "a.txt": "a",
+            "b.tmp": "b",
+            "keep.tmp": "k",
+            "build/out.txt": "o",
+            ".git/config": "c",
+            "__pycache__/x.pyc": "p",
+            "sub/.gitignore": "*.log\n",
+            "sub/c.log": "c",
+            "sub/d.txt": "d",
+            "sub/deeper/e.log": "e",
+            "other/f.log": "f",
+        },
+    )
     found = [f.path.relative_to(tmp_path).as_posix() for f in iter_files([tmp_path])]
     assert found == ["a.txt", "keep.tmp", "other/f.log", "sub/d.txt"]
 

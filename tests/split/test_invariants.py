@@ -57,8 +57,7 @@ def check_invariants(text: str, chunker: Chunker, overlap: int) -> list:
 )
 def test_invariants(strategy: str, sizer_name: str, text: str, budget: int, overlap_share: int):
     overlap = budget * overlap_share // 10
-    chunker = make(strategy, max_tokens=budget, overlap_tokens=overlap, tokenizer=sizer_name
-    )
+    chunker = make(strategy, max_tokens=budget, overlap_tokens=overlap, tokenizer=sizer_name)
     chunker.sizer = get_sizer(sizer_name)
     check_invariants(text, chunker, overlap)
 

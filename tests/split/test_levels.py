@@ -35,9 +35,7 @@ def test_literal_cuts_equal_regex_search(text: str, separator: str, data: st.Dat
 
 @settings(max_examples=1500, deadline=None)
 @given(text=st.text(alphabet="ab. \t\r\n\x0b\xa0中", max_size=40), data=st.data())
-def test_paragraph_and_line_finders_equal_the_index_arrays(
-    text: str, data: st.DataObject
-) -> None:
+def test_paragraph_and_line_finders_equal_the_index_arrays(text: str, data: st.DataObject) -> None:
     """The regex finders (one span of text, no whole-document arrays) find exactly the
     TextIndex's paragraph and line starts inside any ``(start, end)``, with ``\\r\\n``,
     lone ``\\r``, blank lines of odd whitespace and blank first lines."""

@@ -59,8 +59,13 @@ def test_dynamic_programming_respects_budget_and_prefers_high_scores():
 
 def test_semantic_cuts_at_topic_shifts_with_reasons():
     text = " ".join(TOPICS)
-    chunker = Chunker(strategy="semantic", embedder=EMBEDDER, tokenizer="words",
-                      max_tokens=200, breakpoint_amount=80)
+    chunker = Chunker(
+        strategy="semantic",
+        embedder=EMBEDDER,
+        tokenizer="words",
+        max_tokens=200,
+        breakpoint_amount=80,
+    )
     chunks = chunker.chunk(text)
     starts = [c.text.split(".")[0] for c in chunks]
     assert "Bees make honey" in starts and "Trains run on rails" in starts
@@ -70,19 +75,26 @@ def test_semantic_cuts_at_topic_shifts_with_reasons():
 
 def test_target_chunks_and_budget_cuts_say_budget():
     text = " ".join(TOPICS)
-    chunks = Chunker(strategy="semantic", embedder=EMBEDDER, tokenizer="words",
-                     max_tokens=200, target_chunks=3).chunk(text)
+    chunks = Chunker(
+        strategy="semantic", embedder=EMBEDDER, tokenizer="words", max_tokens=200, target_chunks=3
+    ).chunk(text)
     assert len(chunks) == 3
-    tight = Chunker(strategy="semantic", embedder=EMBEDDER, tokenizer="words",
-                    max_tokens=12, breakpoint_amount=99).chunk(text)
+    tight = Chunker(
+        strategy="semantic",
+        embedder=EMBEDDER,
+        tokenizer="words",
+        max_tokens=12,
+        breakpoint_amount=99,
+    ).chunk(text)
     assert max(c.n_tokens for c in tight) <= 12
     assert any("budget" in c.metadata.get("reason", "") for c in tight[:-1])
 
 
 def test_hybrid_keeps_headings_and_merges_close_neighbours():
     doc = "\n\n".join(f"# Topic {i}\n\n" + t.replace(". ", ".\n\n") for i, t in enumerate(TOPICS))
-    chunker = Chunker(strategy="hybrid", embedder=EMBEDDER, tokenizer="words",
-                      max_tokens=120, atom_tokens=12)
+    chunker = Chunker(
+        strategy="hybrid", embedder=EMBEDDER, tokenizer="words", max_tokens=120, atom_tokens=12
+    )
     from fissure.parse import parse
 
     document = parse(doc.encode(), "topics.md")

@@ -75,9 +75,7 @@ def test_the_copy_holds_exactly_the_live_rows_through_writes_deletes_and_merges(
     assert np.allclose(rows.scores(query), rows.at(np.arange(len(rows))) @ query, atol=1e-6)
 
 
-def test_a_store_without_a_copy_gets_one_and_loses_nothing(
-    corpus: Path, tmp_path: Path
-) -> None:
+def test_a_store_without_a_copy_gets_one_and_loses_nothing(corpus: Path, tmp_path: Path) -> None:
     """A store made before the copy existed (or whose copy was deleted) is rebuilt from
     Chroma on its first query, with the same answers."""
     run(corpus, tmp_path / "store")
@@ -175,8 +173,11 @@ def test_near_copies_collapse_within_a_document_only() -> None:
     assert text_key("Notice 12: keep out", "a") != text_key("Notice 12: keep out", "b")
     assert text_key("keep out", "a") != text_key("keep in", "a")
     scores = np.array([0.9, 0.9, 0.8, 0.95, -np.inf, 0.9 - 1e-7], dtype=np.float32)
-    where = places(np.array([7, 7, 7, 1, 0, 7], dtype=np.uint64),
-                   np.array([50, 30, 0, 9, 0, 10]), np.array([1, 2, 3, 4, 5, 6], np.uint64))
+    where = places(
+        np.array([7, 7, 7, 1, 0, 7], dtype=np.uint64),
+        np.array([50, 30, 0, 9, 0, 10]),
+        np.array([1, 2, 3, 4, 5, 6], np.uint64),
+    )
     assert list(top(scores, 6, where)) == [3, 1, 0, 5, 2]  # equal scores: earlier first
     groups = np.array([1, 1, 1, 2, 3, 1], dtype=np.uint64)
     # Rows 0, 1 and 5 tie within TIE; the earliest (start 10) stands for the group.
@@ -188,7 +189,8 @@ def test_a_repeated_notice_does_not_crowd_the_results(tmp_path: Path) -> None:
     notice = "\n\n".join(f"Notice {n}: do not copy this page." for n in range(40))
     copies = Chunker(tokenizer="words", max_tokens=7).chunk(notice, source="notices.txt")
     other = Chunker(tokenizer="words", max_tokens=7).chunk(
-        "Notice 3: do not copy this page.\n\nSomething else entirely here.", source="b.txt")
+        "Notice 3: do not copy this page.\n\nSomething else entirely here.", source="b.txt"
+    )
     vector = HashEmbedder().embed(["notice"])[0]
     near = vector + 0.01 * HashEmbedder().embed([f"n{i}" for i in range(len(copies))])
     store.upsert(copies + other, np.vstack([near, np.vstack([vector, -vector])]))
@@ -208,9 +210,7 @@ class ZeroForNotes(HashEmbedder):
         return out
 
 
-def test_status_check_reports_chunks_that_cannot_be_found(
-    corpus: Path, tmp_path: Path
-) -> None:
+def test_status_check_reports_chunks_that_cannot_be_found(corpus: Path, tmp_path: Path) -> None:
     run(corpus, tmp_path / "store", ZeroForNotes())
     store = str(tmp_path / "store")
     result = CliRunner().invoke(app, ["status", "--store", store, "--check", "--sample", "0"])

@@ -83,7 +83,11 @@ def test_postgres_answers_as_chroma_does(tmp_path: Path, pg_dsn: str, pg_namespa
     assert sorted(pg.pieces()) == sorted(chroma.pieces())
     queries = HashEmbedder().embed([c.text for c in chunks[::9]] + ["anything", "fault2"])
     where_cases: list[dict[str, Any] | None] = [
-        None, {"source": "doc2.md"}, {"source": "doc3.md", "index": 1}, {"source": "nowhere"}]
+        None,
+        {"source": "doc2.md"},
+        {"source": "doc3.md", "index": 1},
+        {"source": "nowhere"},
+    ]
     for query in queries:
         for where in where_cases:
             for k in (1, 4):
@@ -139,7 +143,8 @@ def test_large_namespaces_go_through_the_hnsw_index(pg_dsn: str, pg_namespace: s
         conn.execute(_ANN_SETTINGS.format(ef=100))
         plan = conn.execute(
             "EXPLAIN SELECT chunk_id FROM fissure_chunks WHERE namespace = %s AND dim = 16 "
-            "ORDER BY embedding::vector(16) <=> %b::vector(16) LIMIT 3", (pg_namespace, vectors[0])
+            "ORDER BY embedding::vector(16) <=> %b::vector(16) LIMIT 3",
+            (pg_namespace, vectors[0]),
         ).fetchall()
     assert any("hnsw" in row[0] for row in plan), plan
     for chunk, vector in list(zip(chunks, vectors, strict=True))[::5]:

@@ -38,8 +38,9 @@ def estimate(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
     strategies: Annotated[
         str,
-        typer.Option("--strategy", "-s", help=f"Comma-separated, side by side: "
-                     f"{', '.join(STRATEGIES)}."),
+        typer.Option(
+            "--strategy", "-s", help=f"Comma-separated, side by side: {', '.join(STRATEGIES)}."
+        ),
     ] = "structural,recursive,sentence,fixed",
     max_tokens: MaxTokens = None,
     min_tokens: MinTokens = None,
@@ -49,9 +50,11 @@ def estimate(
     embed_headings: EmbedHeadings = None,
     model: Annotated[
         str,
-        typer.Option(help="minilm (local: time measured here) | text-embedding-3-small | "
-                     "text-embedding-3-large | text-embedding-ada-002 | any API model with "
-                     "--dim"),
+        typer.Option(
+            help="minilm (local: time measured here) | text-embedding-3-small | "
+            "text-embedding-3-large | text-embedding-ada-002 | any API model with "
+            "--dim"
+        ),
     ] = "minilm",
     dim: Annotated[int | None, typer.Option(help="Vector width (for a model not listed).")] = None,
     count_tokenizer: Annotated[

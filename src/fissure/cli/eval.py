@@ -37,8 +37,11 @@ def eval_(
     k: Annotated[int, typer.Option("--k", "-k", help="Headline cut-off (5 and 10 always).")] = 5,
     budget_tokens: Annotated[
         int | None,
-        typer.Option("--budget-tokens", "--budget",
-                     help="Also score a reader budget of this many cl100k tokens."),
+        typer.Option(
+            "--budget-tokens",
+            "--budget",
+            help="Also score a reader budget of this many cl100k tokens.",
+        ),
     ] = None,
     output: Annotated[
         Path,

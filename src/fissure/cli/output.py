@@ -21,6 +21,7 @@ from fissure.types import Chunk
 # like "[red]x" or ":fire:.md" must print as it is. Styled lines ask with markup=True.
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear line and exit; never a traceback. The message is printed as it is
     (``pip install 'fissure[store]'`` keeps its brackets), control characters escaped."""

@@ -42,22 +42,25 @@ def query(
     as_json: Annotated[
         bool,
         typer.Option(
-            "--json", help="Print one JSON line: the query and its hits (score, source, "
-            "start/end offsets, lines, headings, entity, page, text)."
+            "--json",
+            help="Print one JSON line: the query and its hits (score, source, "
+            "start/end offsets, lines, headings, entity, page, text).",
         ),
     ] = False,
     queries: Annotated[
         Path | None,
         typer.Option(
-            "--queries", help="Answer every line of this file ('-': standard input), one "
-            "JSON line per query, in order, as --json prints them."
+            "--queries",
+            help="Answer every line of this file ('-': standard input), one "
+            "JSON line per query, in order, as --json prints them.",
         ),
     ] = None,
     all_copies: Annotated[
         bool,
         typer.Option(
-            "--all-copies", help="Show every near-copy (same text up to case, spaces and "
-            "digits in one document), not only the best of each group."
+            "--all-copies",
+            help="Show every near-copy (same text up to case, spaces and "
+            "digits in one document), not only the best of each group.",
         ),
     ] = False,
     mode: Mode = None,

@@ -17,6 +17,7 @@ from fissure.errors import FissureError
 if TYPE_CHECKING:
     from fissure.plan import Survey
 
+
 def recommend(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
     sample: Sample = 200,
@@ -48,8 +49,11 @@ def recommend(
         typer.echo(json.dumps(payload, ensure_ascii=False))
         return
     _print_survey(found, target)
-    typer.echo(f"kind: {advice.kind} (" + ", ".join(
-        f"{k} {v:.0%}" for k, v in advice.shares.items()) + " of sampled bytes)\n")
+    typer.echo(
+        f"kind: {advice.kind} ("
+        + ", ".join(f"{k} {v:.0%}" for k, v in advice.shares.items())
+        + " of sampled bytes)\n"
+    )
     for a in advice.advice:
         typer.echo(f"{a.setting}: {a.value}")
         typer.echo(f"  why: {a.reason}")

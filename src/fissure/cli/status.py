@@ -27,8 +27,9 @@ def status(
     check: Annotated[
         bool,
         typer.Option(
-            "--check", help="Also check recall: sampled chunks, queried with their own stored "
-            "vectors, must come back first; exit 1 below --min-recall."
+            "--check",
+            help="Also check recall: sampled chunks, queried with their own stored "
+            "vectors, must come back first; exit 1 below --min-recall.",
         ),
     ] = False,
     sample: Annotated[
@@ -39,8 +40,10 @@ def status(
     ] = 0.99,
     search: Annotated[
         str,
-        typer.Option(help="The path --check probes: auto (the one queries take), exact or "
-                     "index (Chroma's HNSW index).")
+        typer.Option(
+            help="The path --check probes: auto (the one queries take), exact or "
+            "index (Chroma's HNSW index)."
+        ),
     ] = "auto",
     preset: Preset = None,
     config_file: ConfigFile = None,

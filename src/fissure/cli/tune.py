@@ -31,35 +31,44 @@ def tune(
     path: Annotated[Path, typer.Argument(help="The corpus folder (or a Chroma dataset folder).")],
     questions: Annotated[
         Path | None,
-        typer.Option(help="Questions in Chroma's CSV format (default: a Chroma dataset "
-                     "folder's questions_df.csv); with --generate, where they are written "
-                     f"(default {GENERATED})."),
+        typer.Option(
+            help="Questions in Chroma's CSV format (default: a Chroma dataset "
+            "folder's questions_df.csv); with --generate, where they are written "
+            f"(default {GENERATED})."
+        ),
     ] = None,
     grid: Annotated[
         list[str] | None,
-        typer.Option(help="Repeatable: a grid (small), a preset (chroma-best, fast, or the "
-                     "settings file's) or a spec that maps to settings, e.g. "
-                     "structural:200+min=60 (docs/tune.md)."),
+        typer.Option(
+            help="Repeatable: a grid (small), a preset (chroma-best, fast, or the "
+            "settings file's) or a spec that maps to settings, e.g. "
+            "structural:200+min=60 (docs/tune.md)."
+        ),
     ] = None,
     embedder: Annotated[
         str, typer.Option(help="minilm | minilm:bf16 | static | hashing")
     ] = "minilm",
     k: Annotated[int, typer.Option("--k", "-k", help="Chunks retrieved per question.")] = 5,
     metric: Annotated[str, typer.Option(help="What decides: recall or iou (at k).")] = "recall",
-    choose_on: Annotated[str, typer.Option(help="The half that chooses: even or odd rows; "
-                                           "the other is reported.")] = "even",
+    choose_on: Annotated[
+        str, typer.Option(help="The half that chooses: even or odd rows; the other is reported.")
+    ] = "even",
     preset_name: Annotated[str, typer.Option(help="The preset the winner is saved as.")] = "tuned",
     write: Annotated[bool, typer.Option(help="Save the winner into the settings file.")] = True,
     config: Annotated[
         Path | None,
-        typer.Option("--config", help="Write into this file (default: the fissure.toml in "
-                     "force from the working folder, else a new ./fissure.toml)."),
+        typer.Option(
+            "--config",
+            help="Write into this file (default: the fissure.toml in "
+            "force from the working folder, else a new ./fissure.toml).",
+        ),
     ] = None,
     generate: Annotated[
         int | None, typer.Option(help="Ask --endpoint for this many questions first.")
     ] = None,
     endpoint: Annotated[
-        str | None, typer.Option(help="An OpenAI-compatible API root, e.g. http://localhost:8000/v1.")
+        str | None,
+        typer.Option(help="An OpenAI-compatible API root, e.g. http://localhost:8000/v1."),
     ] = None,
     model: Annotated[str | None, typer.Option(help="The chat model --endpoint serves.")] = None,
     api_key_env: Annotated[
@@ -112,8 +121,10 @@ def tune(
                    f"{tuned.report_on}")  # fmt: skip
     if written is not None:
         use = f"--preset {preset_name}"
-        typer.echo(f"wrote [presets.{preset_name}] to {shown(written)}: fissure ingest "
-                   f'{corpus_root(path)} {use}; fissure query "…" {use}')
+        typer.echo(
+            f"wrote [presets.{preset_name}] to {shown(written)}: fissure ingest "
+            f'{corpus_root(path)} {use}; fissure query "…" {use}'
+        )
 
 
 def _questions(
@@ -162,10 +173,12 @@ def _questions(
     chroma = own is not None and own.resolve() == questions.resolve()
     located = load_questions(path, questions)
     ds = located.dataset
-    notes = [*generated,
-             f"{len(ds.questions)} questions over {len(ds.corpora)} documents from {questions}; "
-             f"{located.unlocated} of {located.references} references could not be located in "
-             f"the corpus and were left out, {located.dropped} questions with none left"]
+    notes = [
+        *generated,
+        f"{len(ds.questions)} questions over {len(ds.corpora)} documents from {questions}; "
+        f"{located.unlocated} of {located.references} references could not be located in "
+        f"the corpus and were left out, {located.dropped} questions with none left",
+    ]
     if located.files_skipped:
         notes.append(f"{located.files_skipped} files under {path} are not UTF-8 text: skipped")
     return ds, notes, chroma
@@ -176,9 +189,11 @@ def _save(tuned: Tuned, name: str, config: Path | None) -> Path:
 
     target = target_file(config)
     held = tuned.to_dict()["held_out"]
-    comment = (f"fissure tune: {tuned.winner.spec}\n"
-               f"chosen on {tuned.choose_on} rows by {tuned.key} ({tuned.embedder}); held out "
-               f"on {tuned.report_on} rows: recall {held['recall']:.2f}, IoU {held['iou']:.2f}")
+    comment = (
+        f"fissure tune: {tuned.winner.spec}\n"
+        f"chosen on {tuned.choose_on} rows by {tuned.key} ({tuned.embedder}); held out "
+        f"on {tuned.report_on} rows: recall {held['recall']:.2f}, IoU {held['iou']:.2f}"
+    )
     write_preset(target, name, tuned.winner.preset, comment)
     return target
 
@@ -205,7 +220,9 @@ def _print(tuned: Tuned, console: Console) -> None:
     held = tuned.to_dict()["held_out"]
     typer.echo(f"chosen on {c} rows ({tuned.questions[c]} questions) by {tuned.key}: "
                f"{tuned.winner.spec}")  # fmt: skip
-    typer.echo(f"held out, {r} rows ({tuned.questions[r]} questions): recall@{k} "
-               f"{held['recall']:.2f}, IoU@{k} {held['iou']:.2f}; embedder {tuned.embedder}")
+    typer.echo(
+        f"held out, {r} rows ({tuned.questions[r]} questions): recall@{k} "
+        f"{held['recall']:.2f}, IoU@{k} {held['iou']:.2f}; embedder {tuned.embedder}"
+    )
     for spec, why in tuned.skipped.items():
         typer.echo(f"skipped {spec}: {why}")

@@ -5,8 +5,15 @@ from __future__ import annotations
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
 
-SPECS = ("minilm", "minilm:bf16", "minilm:auto", "static", "static:PATH", "http:URL#MODEL",
-         "hashing")
+SPECS = (
+    "minilm",
+    "minilm:bf16",
+    "minilm:auto",
+    "static",
+    "static:PATH",
+    "http:URL#MODEL",
+    "hashing",
+)
 
 
 def load_embedder(spec: str = "minilm") -> Embedder:

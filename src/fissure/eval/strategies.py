@@ -208,7 +208,6 @@ class FissureRun:
         return self._last[1]
 
 
-
 def _fissure(strategy: str) -> Builder:
     def build(spec: Spec, embedder: Embedder | None) -> ChunkFn:
         return FissureRun(strategy, spec, embedder)
@@ -223,6 +222,8 @@ BUILDERS: dict[str, Builder] = {
     **{f"fissure-{name}": _fissure(name) for name in FISSURE},
     **{name: _fissure(name) for name in FISSURE if name != "recursive"},
 }
+
+
 def find_like_upstream(text: str, spans: list[Span]) -> list[Span]:
     """Re-locate chunks by text search, as ``chunking_evaluation`` does, one for one.
 

@@ -215,8 +215,12 @@ class LocalEngine:
         readable = [i for i in job.todo if not i.skip]
         background: Background[Outcome] = Background(writer.write)
         groups: Groups[Outcome] = Groups(background.put, opts.batch_chunks)
-        pool = WorkerPool(opts.settings, workers=opts.workers,
-                          plugins=plugin_modules(opts.plugins), **opts.limits())
+        pool = WorkerPool(
+            opts.settings,
+            workers=opts.workers,
+            plugins=plugin_modules(opts.plugins),
+            **opts.limits(),
+        )
         try:
             with pool if readable else _nothing():
                 tasks = read_tasks(job.source, readable, early, writer.timings, writer.digests)

@@ -138,8 +138,11 @@ class RayEngine:
         parse = self.parse_workers or max(1, int(cpus) - embed)
         return dataset.map_batches(
             Chunking,
-            fn_constructor_args=(options.settings, options.limits(),
-                                 plugin_modules(options.plugins)),
+            fn_constructor_args=(
+                options.settings,
+                options.limits(),
+                plugin_modules(options.plugins),
+            ),
             batch_size=self.docs_per_batch,
             batch_format="numpy",
             compute=self._pool(parse),

@@ -79,9 +79,7 @@ def parse_json(text: str, *, source: str) -> Document:
     root = scanner.scan()
     blocks = _blocks(root, text, depth=0) if root is not None else ()
     metadata = {"fallback": _capped("JSON")} if scanner.budget.left <= 0 else {}
-    return Document.from_text(
-        text, source=source, mime=JSON_MIME, blocks=blocks, metadata=metadata
-    )
+    return Document.from_text(text, source=source, mime=JSON_MIME, blocks=blocks, metadata=metadata)
 
 
 def _capped(kind: str) -> str:
@@ -130,9 +128,7 @@ def parse_yaml(text: str, *, source: str) -> Document:
             if node.end > node.start
         )  # fmt: skip
     metadata = {"fallback": _capped("YAML")} if capped else {}
-    return Document.from_text(
-        text, source=source, mime=YAML_MIME, blocks=blocks, metadata=metadata
-    )
+    return Document.from_text(text, source=source, mime=YAML_MIME, blocks=blocks, metadata=metadata)
 
 
 def _blocks(node: _Node, text: str, depth: int) -> tuple[Block, ...]:

@@ -180,7 +180,9 @@ def _entity(node: _Def, lines: _Lines, *, scope: _Scope, prev_end_line: int) -> 
     header_line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     if first_line < header_line:  # leading comments: a unit of their own inside the entity
         comment = Block(
-            "comment", lines.starts[first_line - 1], lines.starts[header_line - 1] - 1,
+            "comment",
+            lines.starts[first_line - 1],
+            lines.starts[header_line - 1] - 1,
             PythonLevel.DOCSTRING,
         )
         children = (comment, *children)

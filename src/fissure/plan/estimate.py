@@ -186,8 +186,7 @@ def _one(
         tokens=tokens,
         truncated=round(sum(s > limit for s in sizes) * scale) if limit else 0,
         vector_bytes=chunks * model.dim * FLOAT32,
-        text_bytes=round(sum(len(c.text.encode("utf-8", "surrogatepass")) for c in every)
-                         * scale),
+        text_bytes=round(sum(len(c.text.encode("utf-8", "surrogatepass")) for c in every) * scale),
         boundary_tokens=round(m.boundary_tokens * scale),
         boundary_seconds=m.boundary_seconds * scale,
         embed_seconds=tokens / timing.tokens_per_second if timing else None,

@@ -127,8 +127,10 @@ def load_questions(path: Path, questions: Path) -> Located:
         ids.use(key)
         kept.append(Question(question, key, tuple(sorted(spans))))
     if not kept:
-        raise InputError(f"{questions}: no question's answer could be found in the corpus "
-                         f"{path} ({n_refs} references read); check the folder and the quotes")
+        raise InputError(
+            f"{questions}: no question's answer could be found in the corpus "
+            f"{path} ({n_refs} references read); check the folder and the quotes"
+        )
     corpora = {key: texts[key] for key in ids.order(texts)}
     name = path.name or str(path)
     return Located(Dataset(name, corpora, tuple(kept)), n_refs, unlocated, dropped, skipped)
@@ -220,7 +222,7 @@ def _references(raw: str, where: str) -> list[tuple[str, int | None]]:
             out.append((str(item["content"]), None if start is None else int(start)))
         return out
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise InputError(f'{where}: references must be a JSON list of {{"content": …, '
-                         f'"start_index": …, "end_index": …}} or of quoted strings ({exc})'
-                         ) from exc
-
+        raise InputError(
+            f'{where}: references must be a JSON list of {{"content": …, '
+            f'"start_index": …, "end_index": …}} or of quoted strings ({exc})'
+        ) from exc

@@ -47,8 +47,16 @@ _NUMBERS = (("tok", "tokenizer", str), ("min", "min_tokens", int),
             ("buffer", "buffer_size", int), ("atom", "atom_tokens", int))  # fmt: skip
 _WINDOW = (("win", "embed_window_tokens", int), ("share", "embed_window_share", float),
            ("before", "embed_window_before", float))  # fmt: skip
-CHUNK_KEYS = ("strategy", "max_tokens", "overlap_tokens", *(k for _, k, _ in _NUMBERS),
-              "embed_headings", *(k for _, k, _ in _WINDOW), "sub_vector_tokens", "dedup")
+CHUNK_KEYS = (
+    "strategy",
+    "max_tokens",
+    "overlap_tokens",
+    *(k for _, k, _ in _NUMBERS),
+    "embed_headings",
+    *(k for _, k, _ in _WINDOW),
+    "sub_vector_tokens",
+    "dedup",
+)
 QUERY_KEYS = ("k", "sub_weight", "mode")
 # Chunk settings that no spec option expresses, and must stay at their defaults.
 _NO_SPEC = ("separators", "language", "separators_are_regex", "target_chunks", "prepend_context")

@@ -151,9 +151,13 @@ def _strategy(kind: str, shares: dict[str, float], compared: dict[str, Measured]
     share = ", ".join(f"{k} {v:.0%}" for k, v in shares.items())
     units = max(m.units for m in compared.values())
     if units:
-        measured = f"your sample has {units} functions, methods or tables that fit whole; " \
-            "chunks that end inside one: " + ", ".join(
-                f"{n} {m.cuts} of {m.count} ({m.cut_share:.1%})" for n, m in compared.items())
+        measured = (
+            f"your sample has {units} functions, methods or tables that fit whole; "
+            "chunks that end inside one: "
+            + ", ".join(
+                f"{n} {m.cuts} of {m.count} ({m.cut_share:.1%})" for n, m in compared.items()
+            )
+        )
     else:
         measured = "your sample has no function, method or table to keep whole"
     if kind == "code":
@@ -178,17 +182,28 @@ def _budget(survey: Survey, kind: str) -> tuple[int, int, list[Advice]]:
     p90 = ratios[min(len(ratios) - 1, math.ceil(0.9 * len(ratios)) - 1)] if ratios else 1.0
     cap = max(8, math.floor(MODEL_LIMIT / p90))
     budget = min(preferred, cap)
-    fit = f"one cl100k token is {p90:.2f} MiniLM word pieces (90th percentile of " \
+    fit = (
+        f"one cl100k token is {p90:.2f} MiniLM word pieces (90th percentile of "
         f"documents), so {budget} tokens is about {round(budget * p90)} pieces"
+    )
     if budget < preferred:
         fit += f": {preferred} would pass MiniLM's {MODEL_LIMIT} and be truncated"
     minimum = minimum if minimum < budget else 0
     label = "code" if kind == "code" else "prose"
     advice = [
-        Advice("max-tokens", budget, f"the size that measured best for {label}, within what "
-               "the embedding model reads", fit, (evidence, ev.MODEL_LIMIT)),
-        Advice("min-tokens", minimum, "merge headings and stubs into a neighbour rather "
-               "than embed them alone (measured with the budget above)"),
+        Advice(
+            "max-tokens",
+            budget,
+            f"the size that measured best for {label}, within what the embedding model reads",
+            fit,
+            (evidence, ev.MODEL_LIMIT),
+        ),
+        Advice(
+            "min-tokens",
+            minimum,
+            "merge headings and stubs into a neighbour rather "
+            "than embed them alone (measured with the budget above)",
+        ),
     ]
     return budget, minimum, advice
 

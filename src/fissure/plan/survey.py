@@ -81,9 +81,7 @@ class Survey:
     @property
     def sampled_bytes(self) -> int:
         """Bytes of the sampled files (parsed or skipped)."""
-        return sum(p.n_bytes for p in self.profiles) + sum(
-            _size(path) for path, _ in self.skipped
-        )
+        return sum(p.n_bytes for p in self.profiles) + sum(_size(path) for path, _ in self.skipped)
 
     @property
     def complete(self) -> bool:
@@ -99,7 +97,6 @@ class Survey:
         if self.complete or not sampled:
             return 1.0
         return self.total_bytes / sampled
-
 
 
 def survey(

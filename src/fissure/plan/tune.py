@@ -102,6 +102,7 @@ class Tuned:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: every candidate on both halves, the choice, held out."""
+
         def figures(c: Candidate, half: str) -> dict[str, float]:
             return {m: round(c.score(half, f"k={self.k}/{m}"), 2) for m in METRICS}
 
@@ -176,8 +177,10 @@ def tune(
 
     check_options(metric, choose_on, k)
     if len(dataset.questions) < MIN_QUESTIONS:
-        raise ConfigError(f"{len(dataset.questions)} question: tuning needs at least "
-                          f"{MIN_QUESTIONS}, one per half (a few dozen give steadier figures)")
+        raise ConfigError(
+            f"{len(dataset.questions)} question: tuning needs at least "
+            f"{MIN_QUESTIONS}, one per half (a few dozen give steadier figures)"
+        )
     candidates = {s: Candidate(s, preset_of(s, k=k, embedder=embedder)) for s in specs}
     questions, skipped, model_id = {}, {}, embedder
     for half in HALVES:

@@ -189,4 +189,3 @@ def check_namespace(name: str) -> str:
 def namespace_of(source: str) -> str:
     """The namespace a service document's source belongs to."""
     return source.split("/", 1)[0]
-

@@ -96,8 +96,8 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
     try:
         submitted, after = await ctx.commits.submit(who.namespace, new, pending)
     except OSError as exc:  # the disk refused the bytes (full, read-only): nothing was queued
-        raise Refused(503, f"the spool cannot store the upload now ({exc.strerror or exc}); "
-                           "retry later")  # fmt: skip
+        why = exc.strerror or exc
+        raise Refused(503, f"the spool cannot store the upload now ({why}); retry later") from None
     fresh = [i.job for i in submitted if i.created and i.job.state == "queued"]
     ctx.added(len(fresh), sum(j.size for j in fresh))
     for item in submitted:

@@ -22,6 +22,7 @@ class PieceCounter:
     def pieces(self, text: str) -> list[int] | None: ...
     @property
     def size(self) -> int: ...
+
 MERGED_BYTES: int
 
 class WordCounter:

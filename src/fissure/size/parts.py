@@ -27,7 +27,14 @@ HUGE = 1 << 40  # the size of a run holding a part over the cap: never fits
 Counter = Callable[[str], int]
 Within = Callable[[str, int], "int | None"]
 Measured = tuple[
-    list[int], list[int], list[int], list[int], list[int], list[int], list[int], list[int],
+    list[int],
+    list[int],
+    list[int],
+    list[int],
+    list[int],
+    list[int],
+    list[int],
+    list[int],
     list[int],
 ]
 
@@ -85,7 +92,14 @@ LAZY = -1  # a size left to resolve on first use (see head_delta)
 
 
 def sizes(
-    text: str, g0: int, s: int, e: int, g1: int, cap: int, count: Counter, within: Within,
+    text: str,
+    g0: int,
+    s: int,
+    e: int,
+    g1: int,
+    cap: int,
+    count: Counter,
+    within: Within,
     fine: bool,
 ) -> tuple[int, int, int, int, int]:
     """``one`` (``s..e``), ``lead`` (``s..g1``), ``tail`` (``g0..e``) and whole
@@ -121,8 +135,13 @@ def sizes(
         return HUGE, HUGE, HUGE, HUGE, -1
     h_full = count(text[g0:y]) if g0 < y else 0
     h_trim = count(text[s:y]) if s < y else 0
-    return (h_trim + bulk + t_trim, h_trim + bulk + t_full,
-            h_full + bulk + t_trim, h_full + bulk + t_full, -1)
+    return (
+        h_trim + bulk + t_trim,
+        h_trim + bulk + t_full,
+        h_full + bulk + t_trim,
+        h_full + bulk + t_full,
+        -1,
+    )
 
 
 def head_delta(text: str, g0: int, s: int, z: int, count: Counter) -> int:

@@ -39,8 +39,19 @@ class Ruler:
     """Measures spans of ``text`` with ``sizer``."""
 
     __slots__ = (
-        "text", "sizer", "index", "_pos", "_cum", "_pos_a", "_cum_a", "_direct", "_chars",
-        "_built", "_counted", "_parts", "fine",
+        "text",
+        "sizer",
+        "index",
+        "_pos",
+        "_cum",
+        "_pos_a",
+        "_cum_a",
+        "_direct",
+        "_chars",
+        "_built",
+        "_counted",
+        "_parts",
+        "fine",
     )
 
     def __init__(self, text: str, sizer: Sizer) -> None:
@@ -296,7 +307,17 @@ class PartTable:
     """
 
     __slots__ = (
-        "ruler", "starts", "ends", "nxt", "prv", "group", "one", "lead", "tail", "whole", "g0s",
+        "ruler",
+        "starts",
+        "ends",
+        "nxt",
+        "prv",
+        "group",
+        "one",
+        "lead",
+        "tail",
+        "whole",
+        "g0s",
         "zs",
     )
 
@@ -402,6 +423,7 @@ class PartTable:
         if n >= HUGE:
             return self.ruler.count(self.starts[i], self.ends[j])
         return n
+
 
 _FAR = 1024  # characters: a head longer than this is not worth counting for a lookup
 

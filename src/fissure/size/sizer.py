@@ -159,7 +159,12 @@ class Sizer:
         if self._counters is None:
             raw = self.native or (None, None)
             self._counters = Counters(
-                self.count, self.count_within, raw[0], raw[1], self._cache, _CACHED_CHARS,
+                self.count,
+                self.count_within,
+                raw[0],
+                raw[1],
+                self._cache,
+                _CACHED_CHARS,
                 _CACHE_LIMIT,
             )
         return self._counters
@@ -277,7 +282,11 @@ class Sizer:
 
         counter = WordPieceCounter.from_tokenizer_json(minilm_model_dir() / "tokenizer.json")
         return cls(
-            "minilm", counter.count, additive=True, fine_seams=True, min_budget=4,
+            "minilm",
+            counter.count,
+            additive=True,
+            fine_seams=True,
+            min_budget=4,
             protect=counter.added,
         )
 
@@ -372,6 +381,7 @@ def _bpe_prefix(
     Seams are pre-token boundaries, hence token boundaries: the tokens before a seam are
     the tokens whose bytes end at or before it.
     """
+
     def prefix(text: str, seams: Seams) -> np.ndarray | None:
         if pieces is not None:
             found = pieces.prefix(text, seams.seams)

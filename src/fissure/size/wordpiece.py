@@ -130,7 +130,9 @@ class WordPieceCounter:
         added = tuple(
             t["content"]
             for t in config.get("added_tokens", ())
-            if not t.get("normalized") and not t.get("lstrip") and not t.get("rstrip")
+            if not t.get("normalized")
+            and not t.get("lstrip")
+            and not t.get("rstrip")
             and not t.get("single_word")
         )
         return cls(

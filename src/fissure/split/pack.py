@@ -237,9 +237,14 @@ class Packer:
         """
         child = self.expand(run, k)
         if child is not None and child.blocks and _peel_comment(self, child):
-            child = Run([child.bounds[0], child.bounds[1], child.bounds[-1]], child.lead,
-                        [child.lead, _cut_name(child.blocks[1]) if child.blocks[1] else "gap"],
-                        child.levels, child.depth, [child.blocks[0], None])
+            child = Run(
+                [child.bounds[0], child.bounds[1], child.bounds[-1]],
+                child.lead,
+                [child.lead, _cut_name(child.blocks[1]) if child.blocks[1] else "gap"],
+                child.levels,
+                child.depth,
+                [child.blocks[0], None],
+            )
         if carry is not None:
             first_end = child.bounds[1] if child is not None else run.bounds[k]
             if child is not None and self.fits(run.bounds[carry], first_end):

@@ -26,16 +26,37 @@ from fissure.size.ruler import Table
 from fissure.split.pack import Packer, Piece
 
 METHODS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
-_SHORT = {"percentile": "p", "standard_deviation": "mean+σ×", "interquartile": "mean+IQR×",
-          "gradient": "gradient p"}
+_SHORT = {
+    "percentile": "p",
+    "standard_deviation": "mean+σ×",
+    "interquartile": "mean+IQR×",
+    "gradient": "gradient p",
+}
 
 # How much a structural boundary is worth as a cut in ``hybrid`` (a chunk costs 0.5).
 _HEADING = re.compile(r"^(?:section|heading) (\d+)$")
 _BLOCKS = {
-    "class": 0.9, "function": 0.8, "method": 0.7, "imports": 0.7, "page": 0.8, "cell": 0.6,
-    "paragraph": 0.5, "code": 0.5, "table": 0.5, "list": 0.4, "blockquote": 0.4,
-    "key": 0.5, "document": 0.9, "front_matter": 0.8, "gap": 0.3, "line": 0.2,
-    "sentence": 0.1, "row": 0.1, "item": 0.2, "word": -0.5, "char": -1.0,
+    "class": 0.9,
+    "function": 0.8,
+    "method": 0.7,
+    "imports": 0.7,
+    "page": 0.8,
+    "cell": 0.6,
+    "paragraph": 0.5,
+    "code": 0.5,
+    "table": 0.5,
+    "list": 0.4,
+    "blockquote": 0.4,
+    "key": 0.5,
+    "document": 0.9,
+    "front_matter": 0.8,
+    "gap": 0.3,
+    "line": 0.2,
+    "sentence": 0.1,
+    "row": 0.1,
+    "item": 0.2,
+    "word": -0.5,
+    "char": -1.0,
 }
 CHUNK_COST = 0.5
 SEMANTIC_WEIGHT = 0.5  # in hybrid: the semantic score (clipped to ±1) counts half

@@ -207,7 +207,8 @@ def semantic_pieces(
         if settings.strategy == "hybrid":
             # Meaning tips the balance at each boundary; it does not overrule a heading.
             scores[k] = (
-                sm.structure_score(atoms[k].cut) - sm.CHUNK_COST
+                sm.structure_score(atoms[k].cut)
+                - sm.CHUNK_COST
                 + sm.SEMANTIC_WEIGHT * max(-1.0, min(1.0, scores[k]))
             )
     bounds = [a.start for a in atoms] + [atoms[-1].end]
@@ -220,11 +221,20 @@ def semantic_pieces(
         if i > 0:
             why = sm.reason(atoms[i].cut, float(dist[i - 1]), limit, label, scores[i])
         pieces.append(
-            Piece(table.start(i), table.end(j - 1), atoms[i].cut if i else "start",
-                  table.size(i, j - 1), atoms[i].oversize, why)
+            Piece(
+                table.start(i),
+                table.end(j - 1),
+                atoms[i].cut if i else "start",
+                table.size(i, j - 1),
+                atoms[i].oversize,
+                why,
+            )
         )
     trace = sm.Trace(
-        tuple((a.start, a.end) for a in atoms), tuple(float(x) for x in dist), limit, label,
+        tuple((a.start, a.end) for a in atoms),
+        tuple(float(x) for x in dist),
+        limit,
+        label,
         tuple(starts),
     )
     return pieces, trace

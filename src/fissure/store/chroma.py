@@ -68,7 +68,11 @@ class ChromaStore:
     """
 
     def __init__(
-        self, folder: str | Path, collection: str = COLLECTION, *, exact_max: int | None = None,
+        self,
+        folder: str | Path,
+        collection: str = COLLECTION,
+        *,
+        exact_max: int | None = None,
         lexer: str = DEFAULT_TOKENIZER,
     ) -> None:
         try:
@@ -148,8 +152,13 @@ class ChromaStore:
                     embeddings=batch.vectors[at : at + len(part)],
                     documents=[p.text for p, _ in part],
                     metadatas=[  # type: ignore[arg-type]
-                        {"source": p.source, "start": p.start, "end": p.end,
-                         "piece_id": p.piece_id, "chunk_id": c}
+                        {
+                            "source": p.source,
+                            "start": p.start,
+                            "end": p.end,
+                            "piece_id": p.piece_id,
+                            "chunk_id": c,
+                        }
                         for (p, _), c in zip(part, owners, strict=True)
                     ],
                 )
@@ -202,9 +211,7 @@ class ChromaStore:
             ConfigError: ``sub_weight`` is not within 0..1, ``search`` or ``mode`` is
                 unknown, or a lexical mode has no ``text``.
         """
-        if sub_weight is not None and (
-            isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1
-        ):
+        if sub_weight is not None and (isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1):
             raise ConfigError(f"sub_weight must be within 0..1, got {sub_weight!r}")
         if search not in SEARCHES:
             raise ConfigError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
@@ -316,7 +323,8 @@ class ChromaStore:
     def source_items(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
         """Every stored ``(chunk_id, text, metadata)`` of one document, in chunk order."""
         found = self._collection.get(
-            where={"source": source}, include=["documents", "metadatas"]  # type: ignore[list-item]
+            where={"source": source},
+            include=["documents", "metadatas"],  # type: ignore[list-item]
         )
         docs = found["documents"] or []
         metas = found["metadatas"] or []

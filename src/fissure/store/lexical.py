@@ -46,12 +46,56 @@ _WORD = re.compile(r"\w+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _PAGE = 500
-STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
-    "has", "have", "how", "i", "in", "is", "it", "its", "of", "on", "or", "so", "than",
-    "that", "the", "their", "then", "there", "these", "this", "to", "was", "were", "what",
-    "when", "where", "which", "who", "why", "will", "with", "you", "your",
-})
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    }
+)
 
 
 def parts(token: str) -> list[str]:

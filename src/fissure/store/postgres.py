@@ -167,9 +167,7 @@ class PostgresStore:
                               "only")  # fmt: skip
         if vector is None:
             raise ConfigError("a dense query needs a query vector")
-        if sub_weight is not None and (
-            isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1
-        ):
+        if sub_weight is not None and (isinstance(sub_weight, bool) or not 0 <= sub_weight <= 1):
             raise ConfigError(f"sub_weight must be within 0..1, got {sub_weight!r}")
         filters = _filters(where)
         query = np.asarray(vector, dtype=np.float32).ravel()
@@ -209,7 +207,12 @@ class PostgresStore:
             return conn.execute(sql, args).fetchall()
 
     def _blended(
-        self, query: np.ndarray, k: int, filters: Any, weight: float, count: int,
+        self,
+        query: np.ndarray,
+        k: int,
+        filters: Any,
+        weight: float,
+        count: int,
         collapse: bool,
     ) -> list[Hit]:
         depth = max(50, 10 * k)
@@ -310,9 +313,7 @@ def _filters(where: Mapping[str, Any] | None) -> Any:
     return Jsonb(dict(where))
 
 
-def _ranked(
-    scored: Sequence[tuple[float, str, str, Any]], k: int, collapse: bool
-) -> list[Hit]:
+def _ranked(scored: Sequence[tuple[float, str, str, Any]], k: int, collapse: bool) -> list[Hit]:
     """The ``k`` best of ``(score, chunk_id, text, metadata)`` rows, ordered and (with
     ``collapse``) grouped by the shared rules of :mod:`fissure.store.ranking`."""
     if not scored:
@@ -330,7 +331,12 @@ def _ranked(
         for g in groups.tolist():
             sizes[g] = sizes.get(g, 0) + 1
     return [
-        Hit(ids[i], float(scores[i]), scored[i][2], metas[i],
-            copies=sizes.get(int(groups[i]), 1) if groups is not None else 1)
+        Hit(
+            ids[i],
+            float(scores[i]),
+            scored[i][2],
+            metas[i],
+            copies=sizes.get(int(groups[i]), 1) if groups is not None else 1,
+        )
         for i in order
     ]
