@@ -37,7 +37,7 @@ from fissure.embed import Embedder
 from fissure.errors import ConfigError
 from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
 from fissure.ingest.ray_parts import Chunking, cluster_resources, connect, import_ray
-from fissure.ingest.workers import Task, plugin_modules
+from fissure.ingest.workers import Outcome, Task, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
 _REPLACED = ("Timeout", "WorkerDied")  # parse failures that cost a worker process
@@ -57,7 +57,12 @@ class RayEngine:
             actors leave, at least one.
         embed_workers: Embedding actors; default: one per GPU, else a third of the CPUs
             (at least one).
-        docs_per_batch: Documents per parse call and per embedding call.
+        docs_per_batch: Documents per parse call and per embedding call; ``None``: sized
+            from each wave (:func:`batch_docs`: a few calls per parse actor, at most 64
+            documents). Each batch travels as one object (the documents pickled together),
+            so a call's fixed cost in the driver, the raylet and the actor is paid per
+            batch, not per document.
+        batch_bytes: A batch closes early once its documents hold this many bytes.
         wave_docs: At most this many documents are read and in flight at once.
         wave_bytes: ... and at most about this many bytes.
         elastic: Actor pools start with one actor and grow to their size, so a run goes on
@@ -69,7 +74,8 @@ class RayEngine:
     make_embedder: Callable[[], Embedder] | None = None
     parse_workers: int | None = None
     embed_workers: int | None = None
-    docs_per_batch: int = 8
+    docs_per_batch: int | None = None
+    batch_bytes: int = 32 * 1024 * 1024
     wave_docs: int = 2000
     wave_bytes: int = 256 * 1024 * 1024
     elastic: bool = True
@@ -113,49 +119,58 @@ class RayEngine:
 
     def _embedded(self, job: Job, wave: list[Task]) -> Iterator[Embedded]:
         """One wave through the Ray Data pipeline; results as they come."""
-        ray = import_ray()
-        dataset = ray.data.from_items(
-            [{"source": t.source, "data": t.data} for t in wave],
-            override_num_blocks=max(1, -(-len(wave) // self.docs_per_batch)),
-        )
+        dataset = self.dataset(wave)
         dataset = self.chunking(dataset, job.options)
         dataset = self.embedding(dataset, job)
         model = job.writer.embedder.model_id
         for row in dataset.iter_rows():
-            item: Embedded = pickle.loads(row["embedded"])
             if row["model"] != model:
                 raise ConfigError(
                     f"the embedding actors run {row['model']}, the driver {model}: "
                     "make_embedder must build the run's embedder"
                 )
-            yield item
+            items: list[Embedded] = pickle.loads(row["embedded"])
+            yield from items
+
+    def dataset(self, tasks: list[Task]) -> Any:
+        """``tasks`` as a Ray dataset of batches: one row (``batch``, the batch's tasks
+        pickled together) and one block per batch."""
+        size = self.docs_per_batch or batch_docs(len(tasks), self.parse_actors())
+        blobs = [{"batch": pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)}
+                 for b in _waves(iter(tasks), size, self.batch_bytes)]  # fmt: skip
+        return import_ray().data.from_items(blobs, override_num_blocks=max(1, len(blobs)))
+
+    def parse_actors(self) -> int:
+        """How many parse actors: ``parse_workers``, else the CPUs the embedding actors
+        leave (at least one)."""
+        if self.parse_workers:
+            return self.parse_workers
+        cpus, _ = cluster_resources()
+        return max(1, int(cpus) - self._embed_plan()[0])
 
     def chunking(self, dataset: Any, options: Any) -> Any:
-        """``dataset`` (rows ``source``, ``data``) parsed and split on the parse actor pool:
-        rows ``source``, ``outcome`` (a pickled :class:`Outcome`)."""
-        cpus, _ = cluster_resources()
-        embed = 0 if self.parse_workers else self._embed_plan()[0]
-        parse = self.parse_workers or max(1, int(cpus) - embed)
+        """``dataset`` of batches (:meth:`dataset`) parsed and split on the parse actor
+        pool: one row per batch, ``outcomes`` (its :class:`Outcome` list, pickled)."""
         return dataset.map_batches(
             Chunking,
             fn_constructor_args=(options.settings, options.limits(),
                                  plugin_modules(options.plugins)),  # fmt: skip
-            batch_size=self.docs_per_batch,
+            batch_size=1,
             batch_format="numpy",
-            compute=self._pool(parse),
+            compute=self._pool(self.parse_actors()),
             num_cpus=1,
         )
 
     def embedding(self, dataset: Any, job: Job) -> Any:
-        """``dataset`` of outcomes embedded on the embedding actor pool: rows ``source``,
-        ``embedded`` (a pickled :class:`Embedded`), ``model``."""
+        """``dataset`` of outcomes embedded on the embedding actor pool: one row per batch,
+        ``embedded`` (its :class:`Embedded` list, pickled) and ``model``."""
         actors, cpus, gpus = self._embed_plan()
         writer = job.writer
         make = self.make_embedder or _Fixed(writer.embedder)
         return dataset.map_batches(
             _Embedding,
             fn_constructor_args=(make, writer.window_share, writer.embed_headings),
-            batch_size=self.docs_per_batch,
+            batch_size=1,
             batch_format="numpy",
             compute=self._pool(actors),
             num_cpus=cpus,
@@ -172,6 +187,21 @@ class RayEngine:
         if gpus >= 1:
             return self.embed_workers or int(gpus), 1.0, 1.0
         return self.embed_workers or max(1, int(cpus) // 3), 1.0, 0.0
+
+
+def batch_docs(docs: int, actors: int, calls: int = 4, most: int = 64) -> int:
+    """Documents per parse call for a wave of ``docs`` over ``actors`` parse actors: about
+    ``calls`` calls per actor, so that the actors finish together, and no more calls than
+    that, since each costs the driver, the raylet and the actor a fixed price; at most
+    ``most`` documents, so that a result comes back early and a lost node costs little."""
+    return max(1, min(most, -(-docs // (calls * max(1, actors)))))
+
+
+def outcomes(chunked: Any) -> Iterator[Outcome]:
+    """Every :class:`Outcome` of a :meth:`RayEngine.chunking` dataset, as they come."""
+    for row in chunked.iter_rows():
+        done: list[Outcome] = pickle.loads(row["outcomes"])
+        yield from done
 
 
 def _take(job: Job, item: Embedded, groups: Groups[Embedded]) -> int:
@@ -208,13 +238,12 @@ class _Embedding:
         self.window_share, self.embed_headings = window_share, embed_headings
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-        outcomes = [pickle.loads(b) for b in batch["outcome"]]
-        items = embed_outcomes(self.embedder, outcomes, self.window_share, self.embed_headings)
-        return {
-            "source": [e.outcome.source for e in items],
-            "embedded": [pickle.dumps(e) for e in items],
-            "model": [self.embedder.model_id] * len(items),
-        }
+        embedded = []
+        for blob in batch["outcomes"]:
+            done: list[Outcome] = pickle.loads(blob)
+            items = embed_outcomes(self.embedder, done, self.window_share, self.embed_headings)
+            embedded.append(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL))
+        return {"embedded": embedded, "model": [self.embedder.model_id] * len(embedded)}
 
 
 @dataclass(frozen=True)
