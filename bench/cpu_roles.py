@@ -20,8 +20,9 @@ from typing import Any
 
 
 def role(pid: int, me: int) -> str:
-    """The kind of process ``pid`` is: ``driver``, ``fissure worker``, ``ray actor``, or
-    the Ray process's own name (``raylet``, ``gcs_server``, …)."""
+    """The kind of process ``pid`` is: ``driver``, ``fissure worker``, ``parse actor`` (a
+    Ray Data map worker), ``ray NAME`` for Ray's other worker processes (agents, Ray Data's
+    coordinators), or the Ray process's own name (``raylet``, ``gcs_server``, …)."""
     import psutil
 
     if pid == me:
@@ -34,8 +35,11 @@ def role(pid: int, me: int) -> str:
         return "gone"
     if "fissure.ingest.worker" in cmdline:
         return "fissure worker"
-    if cmdline.startswith("ray::") or name.startswith("ray::"):
-        return "ray actor" if "IDLE" not in cmdline else "ray worker (idle)"
+    if cmdline.startswith("ray::"):  # a Ray worker process, named for its actor or task
+        title = cmdline.split()[0].removeprefix("ray::").split("(")[0].split(".")[0]
+        if title == "IDLE":
+            return "ray worker (idle)"
+        return "parse actor" if title == "MapWorker" else f"ray {title}"
     program = Path(cmdline.split(" ", 1)[0]).name
     if program in ("raylet", "gcs_server"):
         return program
@@ -48,7 +52,7 @@ def role(pid: int, me: int) -> str:
 
 #: Roles a process keeps once it has one; the others are looked at again on each sample
 #: (a Ray worker process is renamed ``ray::…`` once it has started and has work).
-FINAL = frozenset({"driver", "fissure worker", "ray actor", "raylet", "gcs_server"})
+FINAL = frozenset({"driver", "fissure worker", "parse actor", "raylet", "gcs_server"})
 
 
 class CpuByRole:
@@ -85,7 +89,8 @@ class CpuByRole:
     def mark(self) -> None:
         """Note the CPU times now: :meth:`totals` ``(since_mark=True)`` counts from here
         (e.g. from the first result on, the actors started)."""
-        self._marked = self._sample()
+        # A process that exited since its last sample keeps that last figure as its mark.
+        self._marked = {**self._last, **self._sample()}
         self._marked_own = self._own
 
     def totals(self, since_mark: bool = False) -> dict[str, float]:

@@ -252,8 +252,8 @@ def _store_section(rows: list[dict[str, Any]]) -> list[str]:
     return lines + ["", "Writes: upserts of 256 chunks (the pipeline's batch) into an empty "
                     "store; the HNSW index is kept up to date as rows arrive in both stores. "
                     "\"postgres exact\" is the same namespace searched by a scan (what "
-                    "PostgresStore does for namespaces of up to `exact_below` = 10,000 "
-                    "chunks).", ""]  # fmt: skip
+                    "PostgresStore does for namespaces of up to `exact_below` = 200,000 "
+                    "chunks; \"postgres hnsw\" is its path past that).", ""]  # fmt: skip
 
 
 def _steady(row: dict[str, Any]) -> float:

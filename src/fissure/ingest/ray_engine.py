@@ -37,7 +37,7 @@ from fissure.embed import Embedder
 from fissure.errors import ConfigError
 from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
 from fissure.ingest.ray_parts import Chunking, cluster_resources, connect, import_ray
-from fissure.ingest.workers import Outcome, Task, plugin_modules
+from fissure.ingest.workers import BOOT_S, Outcome, Task, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
 _REPLACED = ("Timeout", "WorkerDied")  # parse failures that cost a worker process
@@ -66,8 +66,8 @@ class RayEngine:
         wave_docs: At most this many documents are read and in flight at once.
         wave_bytes: ... and at most about this many bytes.
         elastic: Actor pools start with one actor and grow to their size, so a run goes on
-            (slower) when a node is lost; ``False``: fixed pools, all actors from the start
-            (for measurements).
+            (slower) when a node is lost; ``False``: fixed pools, every actor started
+            before the first batch is handed out (for measurements).
     """
 
     address: str | None = None
@@ -135,10 +135,14 @@ class RayEngine:
     def dataset(self, tasks: list[Task]) -> Any:
         """``tasks`` as a Ray dataset of batches: one row (``batch``, the batch's tasks
         pickled together) and one block per batch."""
+        ray = import_ray()
+        if not self.elastic:  # every actor up before the first batch: like against like
+            context = ray.data.DataContext.get_current()
+            context.wait_for_min_actors_s = max(context.wait_for_min_actors_s, int(BOOT_S))
         size = self.docs_per_batch or batch_docs(len(tasks), self.parse_actors())
         blobs = [{"batch": pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)}
                  for b in _waves(iter(tasks), size, self.batch_bytes)]  # fmt: skip
-        return import_ray().data.from_items(blobs, override_num_blocks=max(1, len(blobs)))
+        return ray.data.from_items(blobs, override_num_blocks=max(1, len(blobs)))
 
     def parse_actors(self) -> int:
         """How many parse actors: ``parse_workers``, else the CPUs the embedding actors
