@@ -1,13 +1,18 @@
 """Scaling benchmark: the Ray engine and the PostgreSQL store.
 
-    .venv/bin/python -m bench.scale            # full run, writes bench/results/scale.md
-    .venv/bin/python -m bench.scale --smoke    # tiny sizes, to prove it works (minutes)
+    .venv/bin/python -m bench.scale               # full run, writes bench/results/scale.md
+    .venv/bin/python -m bench.scale --smoke       # tiny sizes, to prove it works (minutes)
+    .venv/bin/python -m bench.scale --only parse  # part 1 alone (~2 min on a quiet machine);
+                                                  # the other parts' figures are kept
+    .venv/bin/python -m bench.scale --only parse --copies 5 --out /tmp/p.md   # quick look
 
 Everything runs inside a network namespace with only loopback (``unshare --net``, see
 ``tests/ingest/ray_cluster.py``), with a local PostgreSQL (``fissure.store.pg_local``):
 
 1. parse + split throughput on Ray with 1 and 2 parse actors of one CPU each, on a cluster
-   of two nodes with one CPU each (the same corpus; only the chunking stage runs);
+   of two nodes with one CPU each (the same corpus and the same batches; only the chunking
+   stage runs), and the CPU each kind of process spent per document (``bench/cpu_roles.py``:
+   what scales with the actors, and the driver's and Ray's own share of the two cores);
 2. end to end (MiniLM, a Chroma folder): the Ray engine on one node of two CPUs against the
    local engine on the same machine (one parsing worker + the embedding thread);
 3. store writes (upserts of 256 chunks, the pipeline's batch) and queries (k = 10) against
