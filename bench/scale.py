@@ -295,9 +295,18 @@ def main() -> None:
     results["load_after"] = [round(x, 1) for x in os.getloadavg()]
     command = " ".join(["python -m bench.scale", *sys.argv[1:]]).replace(f" --out {args.out}", "")
     results.setdefault("commands", {}).update({part: command for part in parts})
-    args.out.write_text(report(results, command, args.smoke) + "\n", encoding="utf-8")
+    text = report(results, command, args.smoke) + "\n" + _notes(args.out)
+    args.out.write_text(text, encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     print(args.out.read_text())
+
+
+def _notes(out: Path) -> str:
+    """The hand-written reading of the figures (``## What the figures say …``) in ``out``,
+    kept below the regenerated tables: re-read it against the new figures."""
+    old = out.read_text(encoding="utf-8") if out.exists() else ""
+    at = old.find("\n## What the figures say")
+    return old[at + 1 :] if at >= 0 else ""
 
 
 def _kept(out: Path, parts: list[str]) -> dict[str, Any]:
@@ -306,8 +315,10 @@ def _kept(out: Path, parts: list[str]) -> dict[str, Any]:
     if len(parts) == len(PARTS) or not saved.exists():
         return {}
     old = json.loads(saved.read_text())
-    return {k: v for k, v in old.items() if k in PARTS and k not in parts
-            or k == "commands"}  # fmt: skip
+    kept = {k: v for k, v in old.items() if k in PARTS and k not in parts}
+    said = old.get("commands", {})
+    kept["commands"] = {p: said.get(p, "an earlier python -m bench.scale") for p in kept}
+    return kept
 
 
 def _run_parse(plan: dict[str, Any], work: Path) -> list[dict[str, Any]]:
