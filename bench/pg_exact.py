@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.scale import _chunks, _unit
+from bench.scale import store_data
 
 RESULTS = Path(__file__).parent / "results" / "pg-exact.md"
 
@@ -34,13 +34,7 @@ def measure(dsn: str, size: int, queries: int, efs: list[int]) -> list[dict[str,
     """Exact and HNSW query times and recall@10 for ``size`` chunks."""
     from fissure.store.postgres import PostgresStore
 
-    rng = np.random.default_rng(7)
-    chunks = _chunks(size)
-    vectors = _unit(rng.standard_normal((size, 384)))
-    asked = _unit(vectors[rng.integers(0, size, queries)] + 0.5 * _unit(
-        rng.standard_normal((queries, 384))))  # fmt: skip
-    truth = np.argsort(-(asked @ vectors.T), axis=1)[:, :10]
-    ids = np.array([c.chunk_id for c in chunks])
+    chunks, vectors, asked, truth, ids = store_data(size, queries, np.random.default_rng(7))
     namespace = f"exact{size}"
     store = PostgresStore(dsn, namespace, exact_below=size)
     store.upsert(chunks[:1], vectors[:1])  # makes the tables and the index …

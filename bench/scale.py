@@ -112,12 +112,7 @@ def store_speed(dsn: str, sizes: tuple[int, ...], queries: int, work: Path) -> l
     rows = []
     rng = np.random.default_rng(7)
     for size in sizes:
-        chunks = _chunks(size)
-        vectors = _unit(rng.standard_normal((size, 384)))
-        asked = _unit(vectors[rng.integers(0, size, queries)] + 0.5 * _unit(
-            rng.standard_normal((queries, 384))))  # fmt: skip
-        truth = np.argsort(-(asked @ vectors.T), axis=1)[:, :10]
-        ids = np.array([c.chunk_id for c in chunks])
+        chunks, vectors, asked, truth, ids = store_data(size, queries, rng)
         stores: dict[str, Any] = {
             "postgres": PostgresStore(dsn, f"bench{size}", exact_below=0),
             "chroma": ChromaStore(work / f"chroma{size}"),
@@ -143,6 +138,18 @@ def store_speed(dsn: str, sizes: tuple[int, ...], queries: int, work: Path) -> l
                              "query_ms_p95": 1000 * float(np.percentile(times, 95)),
                              "recall_at_10": float(np.mean(recall))})  # fmt: skip
     return rows
+
+
+def store_data(size: int, queries: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    """The store part's data: ``size`` chunks, their random unit vectors (384 wide),
+    ``queries`` queries (a stored vector plus noise), each query's true top 10 (row
+    numbers) and the chunk ids."""
+    chunks = _chunks(size)
+    vectors = _unit(rng.standard_normal((size, 384)))
+    asked = _unit(vectors[rng.integers(0, size, queries)] + 0.5 * _unit(
+        rng.standard_normal((queries, 384))))  # fmt: skip
+    truth = np.argsort(-(asked @ vectors.T), axis=1)[:, :10]
+    return chunks, vectors, asked, truth, np.array([c.chunk_id for c in chunks])
 
 
 def _chunks(n: int) -> list[Any]:
