@@ -48,20 +48,22 @@ def parse_scaling(tasks: list[Any], options: Any, address: str,
                   batch: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Docs and chunks per second through the chunking stage alone, 1 then 2 actors, with
     the CPU seconds each kind of process spent (:mod:`bench.cpu_roles`). Both runs use the
-    same batches: ``batch`` documents each, by default what the engine picks for 2 actors."""
+    same batches: ``batch`` documents each, by default the engine's batches for 2 actors."""
     import ray
 
     from bench.cpu_roles import CpuByRole
-    from fissure.ingest.ray_engine import RayEngine, batch_docs, outcomes
+    from fissure.ingest.ray_engine import RayEngine, batches, outcomes, quiet
 
-    batch = batch or batch_docs(len(tasks), 2)
     rows = []
     ray.init(address=address, log_to_driver=False)
+    quiet(ray, False)  # as a run of the engine sets Ray Data up
     try:
         for workers in (1, 2):
             engine = RayEngine(parse_workers=workers, docs_per_batch=batch, elastic=False)
+            calls = (-(-len(tasks) // batch) if batch
+                     else len(batches(tasks, 2, engine.batch_bytes)))  # fmt: skip
             with CpuByRole() as cpu:
-                data = engine.dataset(tasks)
+                data = engine.dataset(tasks, actors=2)
                 started = time.perf_counter()
                 first = None
                 docs = chunks = 0
@@ -73,7 +75,8 @@ def parse_scaling(tasks: list[Any], options: Any, address: str,
                     chunks += len(outcome.chunks)
                 wall = time.perf_counter() - started
             rows.append({"workers": workers, "docs": docs, "chunks": chunks, "wall": wall,
-                         "first_result": first or 0.0, "docs_per_batch": batch,
+                         "first_result": first or 0.0, "batches": calls,
+                         "docs_per_batch": round(len(tasks) / calls, 1),
                          "cpu": cpu.totals(),
                          "cpu_steady": cpu.totals(since_mark=True)})  # fmt: skip
             print(json.dumps(rows[-1]), flush=True)

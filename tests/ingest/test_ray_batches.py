@@ -11,7 +11,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fissure.ingest.ray_engine import _Embedding, _Fixed, _waves, batch_docs, outcomes
+from fissure.ingest.ray_engine import (
+    DOC_WEIGHT,
+    _Embedding,
+    _Fixed,
+    _waves,
+    batches,
+    outcomes,
+)
 from fissure.ingest.ray_parts import Chunking
 from fissure.ingest.workers import Task
 from tests.ingest.conftest import SETTINGS
@@ -31,14 +38,28 @@ def test_a_wave_is_cut_into_batches_that_keep_every_document_once(
         assert sum(len(t.data) for t in batch[:-1]) < size  # closes once the bytes are reached
 
 
-def test_batches_give_each_actor_a_few_calls_and_stay_bounded() -> None:
-    for docs, actors in ((1340, 1), (1340, 2), (2000, 8), (30, 1), (42, 2), (1, 4), (0, 2)):
-        batch = batch_docs(docs, actors)
-        assert 1 <= batch <= 64
-        calls = -(-docs // batch)
-        # about four calls per actor, unless that would make batches over 64 documents
-        assert batch == 64 or calls >= min(docs, 4 * actors) // 2
-    assert batch_docs(1340, 2) == batch_docs(1340, 1) == 64
+@given(st.lists(st.integers(0, 400), max_size=300), st.integers(1, 8),
+       st.sampled_from([500, 4000, 10**9]))  # fmt: skip
+@settings(max_examples=200, deadline=None)
+def test_batches_share_the_work_evenly_between_the_actors(
+    sizes: list[int], actors: int, most_bytes: int
+) -> None:
+    tasks = [Task(f"d{i}", b"x" * n) for i, n in enumerate(sizes)]
+    cut = batches(tasks, actors, most_bytes)
+    assert [t for b in cut for t in b] == tasks and all(cut)  # all, once, in order
+    if len(tasks) >= 4 * actors:  # enough to go round: a few calls each, the same number
+        assert len(cut) >= 4 * actors and len(cut) % actors == 0
+    work = [sum(len(t.data) + DOC_WEIGHT for t in b) for b in cut]
+    heaviest = max((len(t.data) + DOC_WEIGHT for t in tasks), default=0)
+    if cut:  # no batch holds more than its share by more than one document
+        assert max(work) <= sum(work) / len(cut) + heaviest
+
+
+def test_the_bench_corpus_goes_in_even_batches_of_about_64() -> None:
+    tasks = [Task(f"d{i}", b"x" * 2000) for i in range(1340)]
+    for actors, count in ((1, 21), (2, 22)):  # 21 of 64 would leave one actor a batch short
+        cut = batches(tasks, actors, 32 * 1024 * 1024)
+        assert len(cut) == count and max(len(b) for b in cut) - min(len(b) for b in cut) <= 1
 
 
 class _Rows:

@@ -41,6 +41,8 @@ from fissure.ingest.workers import BOOT_S, Outcome, Task, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
 _REPLACED = ("Timeout", "WorkerDied")  # parse failures that cost a worker process
+# A document's fixed cost (detection, the worker round trip), in bytes of parsing.
+DOC_WEIGHT = 1024
 
 
 @dataclass
@@ -57,12 +59,12 @@ class RayEngine:
             actors leave, at least one.
         embed_workers: Embedding actors; default: one per GPU, else a third of the CPUs
             (at least one).
-        docs_per_batch: Documents per parse call and per embedding call; ``None``: sized
-            from each wave (:func:`batch_docs`: a few calls per parse actor, at most 64
-            documents). Each batch travels as one object (the documents pickled together),
-            so a call's fixed cost in the driver, the raylet and the actor is paid per
-            batch, not per document.
-        batch_bytes: A batch closes early once its documents hold this many bytes.
+        docs_per_batch: Documents per parse call and per embedding call; ``None``: each
+            wave cut by :func:`batches` (about four calls of equal work per parse actor,
+            about 64 documents at most). Each batch travels as one object (the documents
+            pickled together), so a call's fixed cost in the driver, the raylet and the
+            actor is paid per batch, not per document.
+        batch_bytes: About the most bytes of documents in one batch.
         wave_docs: At most this many documents are read and in flight at once.
         wave_bytes: ... and at most about this many bytes.
         elastic: Actor pools start with one actor and grow to their size, so a run goes on
@@ -89,7 +91,7 @@ class RayEngine:
         started_here = not ray.is_initialized()
         if started_here:
             connect(ray, self.address, plugin_modules(job.options.plugins))
-        _quiet(ray, job.options.progress)
+        quiet(ray, job.options.progress)
         try:
             return self._run(job)
         finally:
@@ -132,16 +134,20 @@ class RayEngine:
             items: list[Embedded] = pickle.loads(row["embedded"])
             yield from items
 
-    def dataset(self, tasks: list[Task]) -> Any:
+    def dataset(self, tasks: list[Task], actors: int | None = None) -> Any:
         """``tasks`` as a Ray dataset of batches: one row (``batch``, the batch's tasks
-        pickled together) and one block per batch."""
+        pickled together) and one block per batch; ``docs_per_batch`` documents each,
+        else :func:`batches` planned for ``actors`` parse actors (default: the pool's; a
+        measurement that compares pool sizes passes one number to every run)."""
         ray = import_ray()
         if not self.elastic:  # every actor up before the first batch: like against like
             context = ray.data.DataContext.get_current()
             context.wait_for_min_actors_s = max(context.wait_for_min_actors_s, int(BOOT_S))
-        size = self.docs_per_batch or batch_docs(len(tasks), self.parse_actors())
-        blobs = [{"batch": pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)}
-                 for b in _waves(iter(tasks), size, self.batch_bytes)]  # fmt: skip
+        if self.docs_per_batch:
+            cut = list(_waves(iter(tasks), self.docs_per_batch, self.batch_bytes))
+        else:
+            cut = batches(tasks, actors or self.parse_actors(), self.batch_bytes)
+        blobs = [{"batch": pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)} for b in cut]
         return ray.data.from_items(blobs, override_num_blocks=max(1, len(blobs)))
 
     def parse_actors(self) -> int:
@@ -193,12 +199,30 @@ class RayEngine:
         return self.embed_workers or max(1, int(cpus) // 3), 1.0, 0.0
 
 
-def batch_docs(docs: int, actors: int, calls: int = 4, most: int = 64) -> int:
-    """Documents per parse call for a wave of ``docs`` over ``actors`` parse actors: about
-    ``calls`` calls per actor, so that the actors finish together, and no more calls than
-    that, since each costs the driver, the raylet and the actor a fixed price; at most
-    ``most`` documents, so that a result comes back early and a lost node costs little."""
-    return max(1, min(most, -(-docs // (calls * max(1, actors)))))
+def batches(
+    tasks: list[Task], actors: int, most_bytes: int, calls: int = 4, most: int = 64
+) -> list[list[Task]]:
+    """``tasks`` cut into batches of consecutive documents for ``actors`` parse actors.
+
+    A multiple of ``actors`` batches of about equal work (bytes, plus :data:`DOC_WEIGHT`
+    for each document's fixed cost), so that the actors finish together rather than one
+    waiting on the other's last batch; about ``calls`` per actor, more where a batch would
+    otherwise hold more than about ``most`` documents (a result comes back early, a lost
+    node costs little) or ``most_bytes``; and no more than that, since each call costs
+    the driver, the raylet and the actor a fixed price.
+    """
+    if not tasks:
+        return []
+    actors = max(1, actors)
+    weights = np.array([len(t.data) + DOC_WEIGHT for t in tasks], dtype=np.float64)
+    total = float(weights.sum())
+    count = max(calls * actors, -(-len(tasks) // most), int(np.ceil(total / most_bytes)))
+    count = min(len(tasks), -(-count // actors) * actors)
+    # A document joins the batch whose share of the total its middle falls in.
+    middles = np.cumsum(weights) - weights / 2
+    group = np.minimum((middles * count / total).astype(np.int64), count - 1)
+    edges = [0, *(np.flatnonzero(np.diff(group)) + 1).tolist(), len(tasks)]
+    return [tasks[a:b] for a, b in zip(edges, edges[1:], strict=False)]
 
 
 def outcomes(chunked: Any) -> Iterator[Outcome]:
@@ -260,8 +284,9 @@ class _Fixed:
         return self.embedder
 
 
-def _quiet(ray: Any, progress: bool) -> None:
-    """Results in any order; Ray Data's own bars and logs only with ``progress``."""
+def quiet(ray: Any, progress: bool) -> None:
+    """Results in any order; Ray Data's own bars and logs only with ``progress`` (without,
+    its executor also skips the progress bookkeeping it would log every few seconds)."""
     import logging
 
     context = ray.data.DataContext.get_current()
