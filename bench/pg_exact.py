@@ -1,14 +1,16 @@
 """What PostgresStore's exact threshold costs, and what its HNSW path finds past it.
 
-    .venv/bin/python -m bench.pg_exact                     # 100k and 200k chunks (minutes)
+    .venv/bin/python -m bench.pg_exact                     # 20k, 100k, 200k (minutes)
     .venv/bin/python -m bench.pg_exact --sizes 3000 --queries 10 --ef 40,100   # smoke
 
 On the data of ``bench/scale.py``'s store part (random 384-wide unit vectors, each query a
 stored vector plus noise, seed 7), for each size: the median and p95 time of an exact
 search (a scan, what PostgresStore does for a namespace of up to ``exact_below`` chunks)
 and, with the HNSW index built afterwards, pgvector's recall@10 and time at each
-``ef_search``. Rows are loaded without the index (then it is built once), which is far
-faster than the pipeline's upserts and does not change what a query sees. Writes
+``ef_search`` (for sizes up to ``--index-up-to``: building the index over 100k random
+vectors takes many minutes on two cores). Rows are loaded without the index (then it is
+built once), which is far faster than the pipeline's upserts and does not change what a
+query sees. Writes
 ``bench/results/pg-exact.md`` (``--out``).
 """
 
@@ -106,7 +108,9 @@ def report(rows: list[dict[str, Any]], command: str, load: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.pg_exact")
-    parser.add_argument("--sizes", default="100000,200000")
+    parser.add_argument("--sizes", default="20000,100000,200000")
+    parser.add_argument("--index-up-to", type=int, default=20_000,
+                        help="build the HNSW index and query it only up to this size")  # fmt: skip
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--ef", default="100,400,1000",
                         help="hnsw.ef_search values ('' for none: no index built)")  # fmt: skip
@@ -118,7 +122,8 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     with temporary_postgres() as dsn:
         for size in (int(s) for s in args.sizes.split(",")):
-            rows += measure(dsn, size, args.queries, [int(e) for e in args.ef.split(",") if e])
+            efs = [int(e) for e in args.ef.split(",") if e] if size <= args.index_up_to else []
+            rows += measure(dsn, size, args.queries, efs)
     command = " ".join(["python -m bench.pg_exact", *sys.argv[1:]])
     text = report(rows, command, [before, round(os.getloadavg()[0], 1)])
     args.out.write_text(text, encoding="utf-8")
