@@ -158,6 +158,53 @@ def test_large_namespaces_go_through_the_hnsw_index(pg_dsn: str, pg_namespace: s
     exact.close()
 
 
+def _index_scans(store: PostgresStore, index: str, before: int | None = None) -> int:
+    """How often ``index`` has been scanned; with ``before``, waits (up to 15 s) for the
+    count to move past it, since a backend reports its statistics about once a second."""
+    deadline = time.monotonic() + 15
+    while True:
+        with store.db.run() as conn:
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            row = conn.execute("SELECT idx_scan FROM pg_stat_user_indexes WHERE "
+                               "indexrelname = %s", (index,)).fetchone()  # fmt: skip
+        scans = int(row[0]) if row else 0
+        if before is None or scans > before or time.monotonic() > deadline:
+            return scans
+        time.sleep(0.3)
+
+
+def test_up_to_exact_below_chunks_every_query_is_exact(pg_dsn: str, pg_namespace: str) -> None:
+    """At most ``exact_below`` chunks: each query is the brute-force answer (a scan, the
+    index never touched); one chunk more: the HNSW index answers."""
+    from fissure.types import Chunk
+
+    rng = np.random.default_rng(11)
+    n, dim = 150, 24  # a width no other test uses: its index's scan count is this test's
+    vectors = rng.standard_normal((n + 1, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    chunks = [Chunk(f"passage {i} " + WORDS[i % 8] * (1 + i % 5), 0, 9, f"d{i}", 0, 9,
+                    (1, 1), "structural", source=f"doc{i}.md") for i in range(n + 1)]  # fmt: skip
+    store = PostgresStore(pg_dsn, pg_namespace, exact_below=n)
+    store.upsert(chunks[:n], vectors[:n])
+    index = f"fissure_chunks_hnsw_{dim}"
+    assert store.searches_exactly() and not store.searches_exactly(n + 1)
+    scans = _index_scans(store, index)
+    for q in rng.standard_normal((20, dim)).astype(np.float32):
+        q /= np.linalg.norm(q)
+        want = np.argsort(-(vectors[:n] @ q))[:10]
+        hits = store.query(q, 10, collapse=False)
+        assert [h.chunk_id for h in hits] == [chunks[i].chunk_id for i in want]
+        assert [h.score for h in hits] == pytest.approx((vectors[want] @ q).tolist(), abs=1e-5)
+    time.sleep(1.5)  # long enough for the backend to have reported any index scan
+    assert _index_scans(store, index) == scans, "a namespace below exact_below used the index"
+    store.upsert(chunks[n:], vectors[n:])  # one past the threshold
+    assert not store.searches_exactly()
+    top = store.query(vectors[3], 1, collapse=False)[0]
+    assert top.chunk_id == chunks[3].chunk_id and top.score == pytest.approx(1.0, abs=1e-5)
+    assert _index_scans(store, index, before=scans) > scans, "the HNSW index was not used"
+    store.close()
+
+
 def _manifest_story(m: ManifestProtocol) -> list[Any]:
     """The same calls on any manifest; what it answered, in order."""
     seen: list[Any] = []

@@ -37,10 +37,12 @@ from fissure.embed import Embedder
 from fissure.errors import ConfigError
 from fissure.ingest.job import Groups, Job, export_chunks, read_tasks, skipped
 from fissure.ingest.ray_parts import Chunking, cluster_resources, connect, import_ray
-from fissure.ingest.workers import Task, plugin_modules
+from fissure.ingest.workers import BOOT_S, Outcome, Task, plugin_modules
 from fissure.ingest.writer import Background, Embedded, embed_outcomes
 
 _REPLACED = ("Timeout", "WorkerDied")  # parse failures that cost a worker process
+# A document's fixed cost (detection, the worker round trip), in bytes of parsing.
+DOC_WEIGHT = 1024
 
 
 @dataclass
@@ -57,19 +59,25 @@ class RayEngine:
             actors leave, at least one.
         embed_workers: Embedding actors; default: one per GPU, else a third of the CPUs
             (at least one).
-        docs_per_batch: Documents per parse call and per embedding call.
+        docs_per_batch: Documents per parse call and per embedding call; ``None``: each
+            wave cut by :func:`batches` (about four calls of equal work per parse actor,
+            about 64 documents at most). Each batch travels as one object (the documents
+            pickled together), so a call's fixed cost in the driver, the raylet and the
+            actor is paid per batch, not per document.
+        batch_bytes: About the most bytes of documents in one batch.
         wave_docs: At most this many documents are read and in flight at once.
         wave_bytes: ... and at most about this many bytes.
         elastic: Actor pools start with one actor and grow to their size, so a run goes on
-            (slower) when a node is lost; ``False``: fixed pools, all actors from the start
-            (for measurements).
+            (slower) when a node is lost; ``False``: fixed pools, every actor started
+            before the first batch is handed out (for measurements).
     """
 
     address: str | None = None
     make_embedder: Callable[[], Embedder] | None = None
     parse_workers: int | None = None
     embed_workers: int | None = None
-    docs_per_batch: int = 8
+    docs_per_batch: int | None = None
+    batch_bytes: int = 32 * 1024 * 1024
     wave_docs: int = 2000
     wave_bytes: int = 256 * 1024 * 1024
     elastic: bool = True
@@ -83,7 +91,7 @@ class RayEngine:
         started_here = not ray.is_initialized()
         if started_here:
             connect(ray, self.address, plugin_modules(job.options.plugins))
-        _quiet(ray, job.options.progress)
+        quiet(ray, job.options.progress)
         try:
             return self._run(job)
         finally:
@@ -113,29 +121,46 @@ class RayEngine:
 
     def _embedded(self, job: Job, wave: list[Task]) -> Iterator[Embedded]:
         """One wave through the Ray Data pipeline; results as they come."""
-        ray = import_ray()
-        dataset = ray.data.from_items(
-            [{"source": t.source, "data": t.data} for t in wave],
-            override_num_blocks=max(1, -(-len(wave) // self.docs_per_batch)),
-        )
+        dataset = self.dataset(wave)
         dataset = self.chunking(dataset, job.options)
         dataset = self.embedding(dataset, job)
         model = job.writer.embedder.model_id
         for row in dataset.iter_rows():
-            item: Embedded = pickle.loads(row["embedded"])
             if row["model"] != model:
                 raise ConfigError(
                     f"the embedding actors run {row['model']}, the driver {model}: "
                     "make_embedder must build the run's embedder"
                 )
-            yield item
+            items: list[Embedded] = pickle.loads(row["embedded"])
+            yield from items
+
+    def dataset(self, tasks: list[Task], actors: int | None = None) -> Any:
+        """``tasks`` as a Ray dataset of batches: one row (``batch``, the batch's tasks
+        pickled together) and one block per batch; ``docs_per_batch`` documents each,
+        else :func:`batches` planned for ``actors`` parse actors (default: the pool's; a
+        measurement that compares pool sizes passes one number to every run)."""
+        ray = import_ray()
+        if not self.elastic:  # every actor up before the first batch: like against like
+            context = ray.data.DataContext.get_current()
+            context.wait_for_min_actors_s = max(context.wait_for_min_actors_s, int(BOOT_S))
+        if self.docs_per_batch:
+            cut = list(_waves(iter(tasks), self.docs_per_batch, self.batch_bytes))
+        else:
+            cut = batches(tasks, actors or self.parse_actors(), self.batch_bytes)
+        blobs = [{"batch": pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)} for b in cut]
+        return ray.data.from_items(blobs, override_num_blocks=max(1, len(blobs)))
+
+    def parse_actors(self) -> int:
+        """How many parse actors: ``parse_workers``, else the CPUs the embedding actors
+        leave (at least one)."""
+        if self.parse_workers:
+            return self.parse_workers
+        cpus, _ = cluster_resources()
+        return max(1, int(cpus) - self._embed_plan()[0])
 
     def chunking(self, dataset: Any, options: Any) -> Any:
-        """``dataset`` (rows ``source``, ``data``) parsed and split on the parse actor pool:
-        rows ``source``, ``outcome`` (a pickled :class:`Outcome`)."""
-        cpus, _ = cluster_resources()
-        embed = 0 if self.parse_workers else self._embed_plan()[0]
-        parse = self.parse_workers or max(1, int(cpus) - embed)
+        """``dataset`` of batches (:meth:`dataset`) parsed and split on the parse actor
+        pool: one row per batch, ``outcomes`` (its :class:`Outcome` list, pickled)."""
         return dataset.map_batches(
             Chunking,
             fn_constructor_args=(
@@ -143,22 +168,22 @@ class RayEngine:
                 options.limits(),
                 plugin_modules(options.plugins),
             ),
-            batch_size=self.docs_per_batch,
+            batch_size=1,
             batch_format="numpy",
-            compute=self._pool(parse),
+            compute=self._pool(self.parse_actors()),
             num_cpus=1,
         )
 
     def embedding(self, dataset: Any, job: Job) -> Any:
-        """``dataset`` of outcomes embedded on the embedding actor pool: rows ``source``,
-        ``embedded`` (a pickled :class:`Embedded`), ``model``."""
+        """``dataset`` of outcomes embedded on the embedding actor pool: one row per batch,
+        ``embedded`` (its :class:`Embedded` list, pickled) and ``model``."""
         actors, cpus, gpus = self._embed_plan()
         writer = job.writer
         make = self.make_embedder or _Fixed(writer.embedder)
         return dataset.map_batches(
             _Embedding,
             fn_constructor_args=(make, writer.window_share, writer.embed_headings),
-            batch_size=self.docs_per_batch,
+            batch_size=1,
             batch_format="numpy",
             compute=self._pool(actors),
             num_cpus=cpus,
@@ -175,6 +200,39 @@ class RayEngine:
         if gpus >= 1:
             return self.embed_workers or int(gpus), 1.0, 1.0
         return self.embed_workers or max(1, int(cpus) // 3), 1.0, 0.0
+
+
+def batches(
+    tasks: list[Task], actors: int, most_bytes: int, calls: int = 4, most: int = 64
+) -> list[list[Task]]:
+    """``tasks`` cut into batches of consecutive documents for ``actors`` parse actors.
+
+    A multiple of ``actors`` batches of about equal work (bytes, plus :data:`DOC_WEIGHT`
+    for each document's fixed cost), so that the actors finish together rather than one
+    waiting on the other's last batch; about ``calls`` per actor, more where a batch would
+    otherwise hold more than about ``most`` documents (a result comes back early, a lost
+    node costs little) or ``most_bytes``; and no more than that, since each call costs
+    the driver, the raylet and the actor a fixed price.
+    """
+    if not tasks:
+        return []
+    actors = max(1, actors)
+    weights = np.array([len(t.data) + DOC_WEIGHT for t in tasks], dtype=np.float64)
+    total = float(weights.sum())
+    count = max(calls * actors, -(-len(tasks) // most), int(np.ceil(total / most_bytes)))
+    count = min(len(tasks), -(-count // actors) * actors)
+    # A document joins the batch whose share of the total its middle falls in.
+    middles = np.cumsum(weights) - weights / 2
+    group = np.minimum((middles * count / total).astype(np.int64), count - 1)
+    edges = [0, *(np.flatnonzero(np.diff(group)) + 1).tolist(), len(tasks)]
+    return [tasks[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+
+
+def outcomes(chunked: Any) -> Iterator[Outcome]:
+    """Every :class:`Outcome` of a :meth:`RayEngine.chunking` dataset, as they come."""
+    for row in chunked.iter_rows():
+        done: list[Outcome] = pickle.loads(row["outcomes"])
+        yield from done
 
 
 def _take(job: Job, item: Embedded, groups: Groups[Embedded]) -> int:
@@ -211,13 +269,12 @@ class _Embedding:
         self.window_share, self.embed_headings = window_share, embed_headings
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-        outcomes = [pickle.loads(b) for b in batch["outcome"]]
-        items = embed_outcomes(self.embedder, outcomes, self.window_share, self.embed_headings)
-        return {
-            "source": [e.outcome.source for e in items],
-            "embedded": [pickle.dumps(e) for e in items],
-            "model": [self.embedder.model_id] * len(items),
-        }
+        embedded = []
+        for blob in batch["outcomes"]:
+            done: list[Outcome] = pickle.loads(blob)
+            items = embed_outcomes(self.embedder, done, self.window_share, self.embed_headings)
+            embedded.append(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL))
+        return {"embedded": embedded, "model": [self.embedder.model_id] * len(embedded)}
 
 
 @dataclass(frozen=True)
@@ -230,8 +287,9 @@ class _Fixed:
         return self.embedder
 
 
-def _quiet(ray: Any, progress: bool) -> None:
-    """Results in any order; Ray Data's own bars and logs only with ``progress``."""
+def quiet(ray: Any, progress: bool) -> None:
+    """Results in any order; Ray Data's own bars and logs only with ``progress`` (without,
+    its executor also skips the progress bookkeeping it would log every few seconds)."""
     import logging
 
     context = ray.data.DataContext.get_current()

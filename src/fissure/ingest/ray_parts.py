@@ -60,11 +60,13 @@ class Chunking:
         return True
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-        """A Ray Data batch (``source``, ``data``) → ``source``, ``outcome`` (pickled)."""
-        tasks = [Task(str(s), bytes(d)) for s, d in zip(batch["source"], batch["data"],
-                                                        strict=True)]  # fmt: skip
-        done = self.chunk(tasks)
-        return {"source": [o.source for o in done], "outcome": [pickle.dumps(o) for o in done]}
+        """A Ray Data batch of ``batch`` blobs (a pickled list of :class:`Task` each) →
+        ``outcomes``: one pickled list of :class:`Outcome` per blob."""
+        out = []
+        for blob in batch["batch"]:
+            done = self.chunk(pickle.loads(blob))
+            out.append(pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL))
+        return {"outcomes": out}
 
     def __del__(self) -> None:
         # getattr: Ray's actor class derives from this one, and its own objects have no pool.

@@ -7,9 +7,14 @@ chunk's own cosine with its best piece's over the same candidates (the ``max(50,
 nearest chunks and the chunks of as many nearest piece links, or every chunk when the store
 holds no more). Pieces are kept one row per (piece, chunk it overlaps), like Chroma's links.
 
-A namespace of up to ``exact_below`` chunks is searched exactly (a scan, like a brute-force
-search: nothing findable is ever missed); a larger one through the HNSW index with pgvector's
-iterative scan, so filters still return ``k`` hits.
+A namespace of up to ``exact_below`` chunks (:data:`EXACT_BELOW`, 200,000, by default) is
+searched exactly (a scan, like a brute-force search: every stored chunk is findable, as in the
+Chroma store up to its 1M); a larger one through the HNSW index with pgvector's iterative
+scan, so filters still return ``k`` hits. The scan costs about 1.6 µs per chunk of 384 floats
+on one core (157 ms median at 100,000 chunks on the 2-core development machine, so about
+0.3 s at the threshold; ``python -m bench.pg_exact``); the index answers in tens of
+milliseconds but, on data without structure (random vectors), finds only part of the true
+top 10 (0.75 at 10k, 0.21 at 100k with ``ef_search`` 100; docs/scale.md).
 
 Lexical and hybrid retrieval (``mode``) are embedded-store only for now: this store answers
 ``mode="dense"`` and refuses the others with a :class:`~fissure.errors.ConfigError`.
@@ -31,6 +36,7 @@ from fissure.store.ranking import blend, id_keys, places, text_keys, top
 from fissure.types import Chunk
 
 DEFAULT_NAMESPACE = "default"
+EXACT_BELOW = 200_000  # chunks up to which a namespace is searched exactly (docs/scale.md)
 _PAGE = 1000
 # For the approximate path: walk the HNSW index (an ordered scan, never a sort of the
 # namespace's rows), and keep walking until the filters have let k rows through.
@@ -44,8 +50,11 @@ class PostgresStore:
     Args:
         dsn: ``postgresql://user:password@host:port/database``.
         namespace: Which store inside the database.
-        exact_below: Namespaces with at most this many chunks are searched exactly.
-        ef_search: HNSW candidate list size (pgvector's ``hnsw.ef_search``) for larger ones.
+        exact_below: Namespaces with at most this many chunks are searched exactly (a scan:
+            every chunk findable, ~0.3 s a query at the default 200,000); larger ones
+            through the HNSW index, fast but approximate.
+        ef_search: HNSW candidate list size (pgvector's ``hnsw.ef_search``) for larger ones:
+            higher finds more of the true neighbours and costs more time.
 
     Raises:
         MissingDependencyError: psycopg is not installed.
@@ -57,7 +66,7 @@ class PostgresStore:
         dsn: str,
         namespace: str = DEFAULT_NAMESPACE,
         *,
-        exact_below: int = 10_000,
+        exact_below: int = EXACT_BELOW,
         ef_search: int = 100,
     ) -> None:
         if not namespace:
@@ -191,7 +200,7 @@ class PostgresStore:
     ) -> list[tuple[Any, ...]]:
         """``columns`` and the cosine distance of the ``k`` nearest rows of ``table``."""
         dim = len(query)
-        exact = count <= self.exact_below
+        exact = self.searches_exactly(count)
         # The index is on embedding::vector(dim); ordering on the bare column scans exactly.
         key = "embedding" if exact else f"embedding::vector({dim})"
         sql = (
@@ -240,6 +249,11 @@ class PostgresStore:
         mixed = blend(own, best, weight).tolist()  # the blend the embedded store ranks by
         scored = [(s, i, t, m) for s, (i, t, m, _, _) in zip(mixed, rows, strict=True)]
         return _ranked(scored, k, collapse)
+
+    def searches_exactly(self, count: int | None = None) -> bool:
+        """Whether a query scans the namespace exactly (it holds at most ``exact_below``
+        chunks; ``count``: as if it held that many) rather than walking the HNSW index."""
+        return (self.count() if count is None else count) <= self.exact_below
 
     def count(self) -> int:
         """How many chunks the namespace holds."""
