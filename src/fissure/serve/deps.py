@@ -42,10 +42,11 @@ class Context:
     def counts(self) -> Counts:
         """The queue's counts, at most half a second old: backpressure needs no more, and
         counting jobs on every upload would grow with the table."""
-        now = time.monotonic()
-        if self._counts is None or now - self._counts[0] > COUNTS_TTL:
-            self._counts = (now, self.queue.counts())
-        return self._counts[1]
+        cached = self.fresh_counts()
+        if cached is None:
+            cached = self.queue.counts()
+            self._counts = (time.monotonic(), cached)
+        return cached
 
     def fresh_counts(self) -> Counts | None:
         """The cached counts while they are fresh, else ``None`` (then :meth:`counts`, in a
