@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import sqlite3
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from fissure.errors import StoreError
 from fissure.serve.commits import GroupCommit
 from fissure.serve.jobs import NewJob
 from fissure.serve.spool import IN_MEMORY, Incoming, Spool
@@ -32,23 +34,40 @@ def new_job(namespace: str, upload: Incoming) -> NewJob:
     return NewJob(namespace, f"{done.digest[:32]}-stamp", "f.txt", done.digest, done.size)
 
 
-def test_concurrent_uploads_share_commits_and_each_gets_its_own_jobs(tmp_path: Path) -> None:
+def stored(queue: SQLiteQueue, spool: Spool, digest: str) -> bytes:
+    """The bytes a worker reads for ``digest``: from the queue, else from a spool file."""
+    return queue.blobs([digest]).get(digest) or spool.read(digest)
+
+
+def test_concurrent_uploads_share_commits_and_each_gets_its_own_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spool, queue = Spool(tmp_path / "spool"), SQLiteQueue(tmp_path)
-    texts = [f"document {i}\n".encode() * 50 for i in range(40)]
-    uploads = [incoming(spool, text) for text in texts]
+    texts = [f"document {i}\n".encode() * (50 if i % 8 else IN_MEMORY // 8) for i in range(40)]
+    uploads = [spool.incoming(1 << 22) for _ in texts]
+    for upload, text in zip(uploads, texts, strict=True):
+        for at in range(0, len(text), 65536):
+            upload.write(text[at : at + 65536])
+        upload.complete()
     assert all(not spool.path(u.complete().digest).exists() for u in uploads)  # not yet durable
+    commits: list[int] = []
+    real = queue.submit
+    monkeypatch.setattr(queue, "submit", lambda jobs, blobs: commits.append(len(jobs)) or real(jobs, blobs))
 
     async def everyone() -> list[tuple[list, int]]:
-        commits = GroupCommit(queue)
+        group = GroupCommit(queue)
         namespaces = ["a" if i % 2 else "b" for i in range(len(uploads))]
         pairs = zip(namespaces, uploads, strict=True)
-        return await asyncio.gather(*(commits.submit(ns, [new_job(ns, u)], [u]) for ns, u in pairs))
+        return await asyncio.gather(*(group.submit(ns, [new_job(ns, u)], [u]) for ns, u in pairs))
 
     answers = asyncio.run(everyone())
+    assert sum(commits) == 40 and len(commits) < 40  # uploads that arrive together commit together
     for text, upload, (submitted, after) in zip(texts, uploads, answers, strict=True):
         (one,) = submitted
         assert one.created and one.job.digest == upload.complete().digest
-        assert spool.read(one.job.digest) == text  # durable under its hash
+        assert stored(queue, spool, one.job.digest) == text  # durable under its hash
+        # Small uploads are in the queue's transaction; only the large ones are files.
+        assert spool.path(one.job.digest).exists() == (len(text) > IN_MEMORY)
         events = queue.events(one.job.namespace, after, 1000)
         assert one.job.id in {e.job_id for e in events}  # a stream after `after` sees it
     assert queue.counts().by_state == {"queued": 40}
@@ -61,7 +80,7 @@ def test_a_file_the_disk_refuses_fails_only_its_own_request(
 ) -> None:
     spool, queue = Spool(tmp_path / "spool"), SQLiteQueue(tmp_path)
     good = [incoming(spool, f"good {i}".encode()) for i in range(5)]
-    bad = incoming(spool, b"bad")
+    bad = incoming(spool, b"bad" * IN_MEMORY)  # too big for memory: a file
 
     def broken() -> None:
         raise OSError(28, "No space left on device")
@@ -79,6 +98,42 @@ def test_a_file_the_disk_refuses_fails_only_its_own_request(
     assert queue.counts().by_state == {"queued": 5}
     assert queue.document("a", new_job("a", bad).document_id) is None
     assert list(spool.tmp.iterdir()) == []  # the refused upload's partial file is gone
+    queue.close()
+
+
+def test_a_full_queue_refuses_the_batch_and_keeps_nothing_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database that cannot grow (here: SQLite's page limit, as a full disk would) fails
+    the transaction: every request in it gets a StoreError, no job and no bytes remain, and
+    the queue takes uploads again once it has room."""
+    spool, queue = Spool(tmp_path / "spool"), SQLiteQueue(tmp_path)
+    (pages,) = queue._conn().execute("PRAGMA page_count").fetchone()
+    limit = [pages]  # the database may not grow past its size now
+    opened = queue._conn
+
+    def limited() -> sqlite3.Connection:  # the limit is per connection: set on each use
+        conn = opened()
+        conn.execute(f"PRAGMA max_page_count = {limit[0]}")
+        return conn
+
+    monkeypatch.setattr(queue, "_conn", limited)
+
+    async def everyone(uploads: list[Incoming]) -> list[object]:
+        commits = GroupCommit(queue)
+        calls = [commits.submit("a", [new_job("a", u)], [u]) for u in uploads]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    full = [incoming(spool, os.urandom(8000) + bytes([i])) for i in range(20)]
+    answers = asyncio.run(everyone(full))
+    assert all(isinstance(a, StoreError) for a in answers), answers
+    assert "full" in str(answers[0])
+    limit[0] = 1 << 30
+    assert queue.counts().by_state == {}
+    assert queue.blobs([u.complete().digest for u in full]) == {}
+    again = [incoming(spool, os.urandom(8000)) for _ in range(3)]
+    assert not any(isinstance(a, BaseException) for a in asyncio.run(everyone(again)))
+    assert queue.counts().by_state == {"queued": 3}
     queue.close()
 
 

@@ -184,11 +184,14 @@ def test_healthz_answers_without_anything(limited: Server) -> None:
 
 
 def test_bytes_the_disk_refuses_get_503_and_queue_nothing(server: Server) -> None:
-    """A spool that cannot take the bytes (here: its shard folder's name taken by a file)
-    answers 503 with Retry-After; once the disk takes them, the same upload is accepted."""
+    """A spool that cannot take a large upload's bytes (here: its shard folder's name taken
+    by a file) answers 503 with Retry-After; once the disk takes them, the same upload is
+    accepted. (Small uploads go into the queue's transaction: tests/serve/test_accept_path.)"""
     import hashlib
 
-    data = b"# refused once\n\nthen taken\n"
+    from fissure.serve.spool import IN_MEMORY
+
+    data = b"# refused once\n\nthen taken\n" + b"a line of text\n" * (IN_MEMORY // 15 + 1)
     shard = server.store / "spool" / "objects" / hashlib.sha256(data).hexdigest()[:2]
     if shard.is_dir():
         pytest.skip("another test's upload made this shard already")

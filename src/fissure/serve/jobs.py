@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -82,6 +83,20 @@ class Submitted:
 
     job: Job
     created: bool
+
+
+def wanted_blobs(
+    submitted: Sequence[Submitted], blobs: Mapping[str, bytes] | None
+) -> list[tuple[str, bytes]]:
+    """The bytes in ``blobs`` that a job this submission created still has to read, by
+    digest: a job that existed has its bytes already, one done at once needs none."""
+    if not blobs:
+        return []
+    digests = dict.fromkeys(
+        s.job.digest for s in submitted
+        if s.created and s.job.state == "queued" and s.job.digest in blobs
+    )  # fmt: skip
+    return [(d, blobs[d]) for d in digests]
 
 
 @dataclass(frozen=True, slots=True)

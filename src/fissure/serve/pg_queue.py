@@ -12,7 +12,7 @@ in :mod:`fissure.serve.pg_rows`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from fissure.errors import MissingDependencyError, StoreError
@@ -27,6 +27,7 @@ from fissure.serve.jobs import (
     Page,
     Reason,
     Submitted,
+    wanted_blobs,
 )
 from fissure.serve.pg_rows import SCHEMA, Tx, changed, job_where, number_events, submit_one
 from fissure.serve.pg_rows import record_error as _record_error
@@ -37,6 +38,7 @@ T = TypeVar("T")
 _EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
 _SCHEMA_LOCK = 0x66697371  # advisory lock key ("fisq"): the queue's DDL, once at a time
 _RETRIES = 5
+_UNNEEDED = "NOT EXISTS (SELECT 1 FROM fissure_jobs j WHERE j.digest = b.digest AND j.spooled = 1)"
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
 
 
@@ -118,7 +120,9 @@ class PostgresQueue:
 
     # -- submitting ---------------------------------------------------------------------
 
-    def submit(self, jobs: Sequence[NewJob]) -> list[Submitted]:
+    def submit(
+        self, jobs: Sequence[NewJob], blobs: Mapping[str, bytes] | None = None
+    ) -> list[Submitted]:
         """See :meth:`JobQueue.submit`."""
 
         def work(tx: Tx) -> list[Submitted]:
@@ -127,7 +131,13 @@ class PostgresQueue:
             keys = sorted({lock_key(f"queue:{j.namespace}", j.document_id) for j in jobs})
             for key in keys:
                 tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            return [submit_one(tx, new) for new in jobs]
+            out = [submit_one(tx, new) for new in jobs]
+            tx.cur.executemany(
+                "INSERT INTO fissure_blobs (digest, data, created) VALUES (%s, %s, %s) "
+                "ON CONFLICT (digest) DO NOTHING",
+                [(d, b, tx.now) for d, b in wanted_blobs(out, blobs)],
+            )
+            return out
 
         return self._run(work)
 
@@ -334,8 +344,13 @@ class PostgresQueue:
             key = (namespace, document_id)
             n = tx.cur.execute("DELETE FROM fissure_job_documents WHERE namespace = %s AND "
                                "document_id = %s", key).rowcount  # fmt: skip
-            tx.cur.execute("DELETE FROM fissure_jobs WHERE namespace = %s AND document_id = %s",
-                           key)  # fmt: skip
+            digests = tx.cur.execute(
+                "DELETE FROM fissure_jobs WHERE namespace = %s AND document_id = %s "
+                "RETURNING digest", key,
+            ).fetchall()  # fmt: skip
+            for digest in {d for (d,) in digests}:
+                tx.cur.execute(f"DELETE FROM fissure_blobs b WHERE digest = %s AND {_UNNEEDED}",
+                               (digest,))  # fmt: skip
             return bool(n)
 
         return self._run(work)
@@ -374,9 +389,18 @@ class PostgresQueue:
             n += run("DELETE FROM fissure_jobs WHERE state = 'failed' AND finished < %s",
                      (failed_before,)).rowcount  # fmt: skip
             n += run("DELETE FROM fissure_events WHERE time < %s", (done_before,)).rowcount
+            n += run(f"DELETE FROM fissure_blobs b WHERE {_UNNEEDED}").rowcount
             return int(n)
 
         return self._run(work)
+
+    def blobs(self, digests: Sequence[str]) -> dict[str, bytes]:
+        """See :meth:`JobQueue.blobs`."""
+        if not digests:
+            return {}
+        rows = self._read("SELECT digest, data FROM fissure_blobs WHERE digest = ANY(%s)",
+                          list(digests))  # fmt: skip
+        return {d: bytes(b) for d, b in rows}
 
     def referenced(self, digests: Sequence[str]) -> set[str]:
         """See :meth:`JobQueue.referenced`."""

@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS fissure_events (
 CREATE INDEX IF NOT EXISTS fissure_events_time ON fissure_events (time);
 CREATE TABLE IF NOT EXISTS fissure_event_counters (
     namespace text PRIMARY KEY, last bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS fissure_blobs (
+    digest text PRIMARY KEY, data bytea NOT NULL, created double precision NOT NULL);
 """
 
 

@@ -20,12 +20,14 @@ Semantics every implementation keeps:
   follows ``events(after=last seen)`` never skips one). SQLite's numbers are global,
   PostgreSQL's per namespace; both are increasing within a namespace, which is all a
   reader sees.
-- Nothing reads across namespaces: every read takes the namespace.
+- Nothing reads across namespaces: every read takes the namespace (bytes are read by their
+  content hash, which only a job of the namespace hands out).
+- ``forget_document`` also drops stored bytes no other spooled job names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fissure.serve.jobs import (
@@ -48,8 +50,16 @@ if TYPE_CHECKING:
 class JobQueue(Protocol):
     """A durable queue of ingestion jobs, with a dead-letter queue (jobs ``failed``)."""
 
-    def submit(self, jobs: Sequence[NewJob]) -> list[Submitted]:
-        """Add jobs (one transaction), or return the existing ones, in order."""
+    def submit(
+        self, jobs: Sequence[NewJob], blobs: Mapping[str, bytes] | None = None
+    ) -> list[Submitted]:
+        """Add jobs (one transaction), or return the existing ones, in order. ``blobs``
+        (digest -> bytes) are stored in the same transaction for the new jobs that name
+        them, so a small upload is durable with its job row (one commit for a batch).
+
+        Raises:
+            StoreError: The database refused the transaction; nothing was added.
+        """
         ...
 
     def lease(self, worker: str, n: int, lease_seconds: float) -> list[Job]:
@@ -122,7 +132,13 @@ class JobQueue(Protocol):
     def purge(self, done_before: float, failed_before: float, spool_before: float) -> int:
         """Remove done jobs finished before ``done_before`` (their documents stay) and
         events as old, dead letters before ``failed_before``, and mark the bytes of done
-        jobs before ``spool_before`` as no longer needed. Returns how many rows went."""
+        jobs before ``spool_before`` as no longer needed (stored bytes no spooled job names
+        go at once; spool files are the caller's). Returns how many rows went."""
+        ...
+
+    def blobs(self, digests: Sequence[str]) -> dict[str, bytes]:
+        """The bytes stored with :meth:`submit` under those of ``digests`` that have them
+        (the others are files in the spool)."""
         ...
 
     def referenced(self, digests: Sequence[str]) -> set[str]:

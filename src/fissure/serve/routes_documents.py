@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from fissure.errors import StoreError
 from fissure.serve import metrics
 from fissure.serve.auth import Principal
 from fissure.serve.deps import Context, Reader, Writer, context, errors
@@ -98,6 +99,8 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
     except OSError as exc:  # the disk refused the bytes (full, read-only): nothing was queued
         why = exc.strerror or exc
         raise Refused(503, f"the spool cannot store the upload now ({why}); retry later") from None
+    except StoreError as exc:  # the queue refused the transaction: nothing was queued
+        raise Refused(503, f"the queue cannot store the upload now ({exc}); retry later") from None
     fresh = [i.job for i in submitted if i.created and i.job.state == "queued"]
     ctx.added(len(fresh), sum(j.size for j in fresh))
     for item in submitted:

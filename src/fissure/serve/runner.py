@@ -220,10 +220,13 @@ class _Feed:
             jobs = r.queue.lease(r.worker, self.n, r.settings.lease_seconds)
             self.dry = not jobs
             self.leased += len(jobs)
+            stored = r.queue.blobs([job.digest for job in jobs]) if jobs else {}
             for job in jobs:
                 r.held.add(job)
                 try:
-                    data = r.spool.read(job.digest)
+                    data = stored.get(job.digest)
+                    if data is None:  # a large upload: a file in the spool
+                        data = r.spool.read(job.digest)
                 except InputError as exc:
                     r.fail(job, Reason("spool", "Missing", str(exc)), retryable=False)
                     continue

@@ -1,12 +1,14 @@
 """The spool: uploaded bytes on disk, named by their sha256, durable before a 202.
 
-An upload streams into ``tmp/`` while it is hashed and counted (:class:`Incoming`); when it
-is complete the file is fsynced, renamed to ``objects/<2 hex>/<sha256>`` and the folder is
-fsynced, so the bytes survive a crash once :meth:`Incoming.finish` returns. The API ends an
+An upload is hashed and counted as it arrives (:class:`Incoming`). A small one (up to
+``IN_MEMORY``) stays in memory: the API stores it in the job queue, in the transaction that
+queues its job (:meth:`Incoming.held`; see ``commits``). A larger one streams into ``tmp/``;
+when it is complete the file is fsynced, renamed to ``objects/<2 hex>/<sha256>`` and the
+folder is fsynced, so the bytes survive a crash once :meth:`Incoming.finish` returns
+(:meth:`Spool.put` does the same for bytes the server read from a source). The API ends an
 upload in two steps: :meth:`Incoming.complete` on the event loop (the hash and first bytes,
-to judge the file), then :meth:`Incoming.finish` in the thread that commits the job rows, so
-one trip to a thread makes a whole batch of uploads durable and queued. The same bytes
-uploaded twice are one file. Client file names never reach the file system.
+to judge the file), then the queue's commit or :meth:`Incoming.finish` in a thread. The
+same bytes uploaded twice are one file. Client file names never reach the file system.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class Incoming:
         self.size = 0
         self._hash = hashlib.sha256()
         self._head = bytearray()
-        self._path = spool.tmp / uuid.uuid4().hex
+        self._path: Path | None = None  # named when the bytes first go to a file
         # Most uploads are small: they stay in memory until finish() writes them in one go
         # (on the thread that fsyncs), and only a large one is streamed to a file as it comes.
         self._memory: bytearray | None = bytearray()
@@ -144,6 +146,7 @@ class Incoming:
     def _spill(self) -> BinaryIO:
         """The file the bytes go to (made, with what memory held, on first need)."""
         if self._file is None:
+            self._path = self.spool.tmp / uuid.uuid4().hex
             self._file = open(self._path, "wb")  # noqa: SIM115 - closed by finish or discard
             if self._memory:
                 self._file.write(self._memory)
@@ -156,6 +159,13 @@ class Incoming:
         if self._done is None:
             self._done = Spooled(self._hash.hexdigest(), self.size, bytes(self._head))
         return self._done
+
+    def held(self) -> bytes | None:
+        """The whole upload when it is still in memory (none of it went to a file): the
+        API then stores it with its job row instead of in a file (see ``commits``)."""
+        if self._file is not None or self._memory is None:
+            return None
+        return bytes(self._memory)
 
     def finish(self) -> Spooled:
         """Make the file durable under its hash and return what it is."""
@@ -175,6 +185,7 @@ class Incoming:
         if not shard.is_dir():
             shard.mkdir(exist_ok=True)
             _fsync_dir(self.spool.objects)
+        assert self._path is not None  # _spill named it
         if target.exists():
             os.utime(target, (time.time(), time.time()))  # as above
             self._path.unlink()
@@ -186,7 +197,7 @@ class Incoming:
     def discard(self) -> None:
         """Drop the partial upload."""
         self._memory = None
-        if self._file is not None:
+        if self._file is not None and self._path is not None:
             self._file.close()
             with contextlib.suppress(FileNotFoundError):
                 self._path.unlink()

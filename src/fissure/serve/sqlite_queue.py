@@ -18,12 +18,12 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fissure.errors import ConfigError
+from fissure.errors import ConfigError, StoreError
 from fissure.serve.jobs import (
     Completion,
     Counts,
@@ -35,6 +35,7 @@ from fissure.serve.jobs import (
     Page,
     Reason,
     Submitted,
+    wanted_blobs,
 )
 from fissure.serve.sqlite_rows import (
     DOCUMENT_COLUMNS,
@@ -50,6 +51,8 @@ from fissure.serve.sqlite_rows import (
 
 FILENAME = "queue.sqlite3"
 LOCKNAME = "queue.lock"
+# Bytes no job needs any more: none that is still spooled names them.
+UNNEEDED = "NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.digest = blobs.digest AND jobs.spooled = 1)"
 _EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
 
 
@@ -141,19 +144,33 @@ class SQLiteQueue:
 
     # -- submitting ---------------------------------------------------------------------
 
-    def submit(self, jobs: Sequence[NewJob]) -> list[Submitted]:
-        """See :meth:`JobQueue.submit`."""
+    def submit(
+        self, jobs: Sequence[NewJob], blobs: Mapping[str, bytes] | None = None
+    ) -> list[Submitted]:
+        """See :meth:`JobQueue.submit`.
+
+        Raises:
+            StoreError: The database refused the transaction (disk full, read-only).
+        """
         now = time.time()
         out = []
-        with self._tx() as db:
-            for new in jobs:
-                found = job_where(
-                    db, "namespace = ? AND document_id = ?", new.namespace, new.document_id
+        try:
+            with self._tx() as db:
+                for new in jobs:
+                    found = job_where(
+                        db, "namespace = ? AND document_id = ?", new.namespace, new.document_id
+                    )
+                    if found is not None:
+                        out.append(Submitted(found, False))
+                        continue
+                    out.append(Submitted(self._insert(db, new, now), True))
+                db.executemany(
+                    "INSERT INTO blobs (digest, data, created) VALUES (?,?,?) "
+                    "ON CONFLICT (digest) DO NOTHING",
+                    [(d, b, now) for d, b in wanted_blobs(out, blobs)],
                 )
-                if found is not None:
-                    out.append(Submitted(found, False))
-                    continue
-                out.append(Submitted(self._insert(db, new, now), True))
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"the job queue {self.path} refused the upload: {exc}") from exc
         return out
 
     def _insert(self, db: sqlite3.Connection, new: NewJob, now: float) -> Job:
@@ -388,10 +405,13 @@ class SQLiteQueue:
                 "DELETE FROM documents WHERE namespace = ? AND document_id = ?",
                 (namespace, document_id),
             ).rowcount
-            db.execute(
-                "DELETE FROM jobs WHERE namespace = ? AND document_id = ?",
-                (namespace, document_id),
-            )
+            key = (namespace, document_id)
+            digests = db.execute(
+                "SELECT DISTINCT digest FROM jobs WHERE namespace = ? AND document_id = ?", key
+            ).fetchall()
+            db.execute("DELETE FROM jobs WHERE namespace = ? AND document_id = ?", key)
+            for (digest,) in digests:
+                db.execute(f"DELETE FROM blobs WHERE digest = ? AND {UNNEEDED}", (digest,))
             return bool(n)
 
     def counts(self, namespace: str | None = None) -> Counts:
@@ -438,7 +458,18 @@ class SQLiteQueue:
                 "DELETE FROM jobs WHERE state = 'failed' AND finished < ?", (failed_before,)
             ).rowcount
             n += db.execute("DELETE FROM events WHERE time < ?", (done_before,)).rowcount
+            n += db.execute(f"DELETE FROM blobs WHERE {UNNEEDED}").rowcount
         return n
+
+    def blobs(self, digests: Sequence[str]) -> dict[str, bytes]:
+        """See :meth:`JobQueue.blobs`."""
+        found: dict[str, bytes] = {}
+        for at in range(0, len(digests), 500):
+            part = list(digests[at : at + 500])
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT digest, data FROM blobs WHERE digest IN ({marks})"
+            found.update((d, bytes(b)) for d, b in self._read(sql, *part))
+        return found
 
     def referenced(self, digests: Sequence[str]) -> set[str]:
         """See :meth:`JobQueue.referenced`."""

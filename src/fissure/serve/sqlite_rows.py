@@ -68,6 +68,11 @@ CREATE TABLE IF NOT EXISTS events (
     message     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_namespace ON events (namespace, seq);
+CREATE TABLE IF NOT EXISTS blobs (
+    digest  TEXT PRIMARY KEY,
+    data    BLOB NOT NULL,
+    created REAL NOT NULL
+);
 """
 JOB_COLUMNS = (
     "id, namespace, document_id, name, source, digest, size, origin, state, attempts, "
