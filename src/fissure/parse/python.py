@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-from bisect import bisect_left
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -91,19 +90,15 @@ class _Lines:
         self.text = text
         self.starts = line_starts(text)
         self.ascii = text.isascii()  # then a byte column is a character column
-        self._defs: list[int] | None = None
+        self._defs = _DEF_LINE_CR if "\r" in text else _DEF_LINE
 
     def may_define(self, node: ast.stmt) -> bool:
         """Whether a ``def`` or ``class`` line lies within ``node``'s lines (never a false
         no; a yes may come from a string)."""
-        if self._defs is None:  # found once per file, on first use
-            pattern = _DEF_LINE_CR if "\r" in self.text else _DEF_LINE
-            self._defs = [m.start() for m in pattern.finditer(self.text)]
         first = self.starts[node.lineno - 1]
         last = node.end_lineno or node.lineno
         stop = self.starts[last] if last < len(self.starts) else len(self.text)
-        at = bisect_left(self._defs, first)
-        return at < len(self._defs) and self._defs[at] < stop
+        return self._defs.search(self.text, first, stop) is not None
 
     def offset(self, line: int, byte_col: int) -> int:
         start = self.starts[line - 1]
