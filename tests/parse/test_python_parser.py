@@ -1,5 +1,7 @@
+import sysconfig
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tree_checks import assert_valid_tree, walk
@@ -87,3 +89,53 @@ _PY_LINES = st.sampled_from(
 @given(st.lists(_PY_LINES, max_size=25))
 def test_any_python_gives_a_valid_tree(lines):
     parse("\n".join(lines))
+
+
+def _tree(blocks):
+    return [(b.kind, b.start, b.end, b.level, b.title, b.metadata, _tree(b.children))
+            for b in blocks]  # fmt: skip
+
+
+def _exact(source: str, monkeypatch) -> list:
+    """The blocks with the def-line prefilter off: every compound statement walked whole."""
+    with monkeypatch.context() as patch:
+        patch.setattr(python._Lines, "may_define", lambda self, node: True)
+        return _tree(python.parse(source, source="mod.py").blocks)
+
+
+def _stdlib_sample(count: int) -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(root.glob("*.py")) + sorted(root.glob("[a-m]*/*.py"))
+    return files[:: max(1, len(files) // count)][:count]
+
+
+def test_def_prefilter_changes_no_block_on_real_files(monkeypatch):
+    files = [CORPUS, *Path(__file__).parents[2].glob("samples/*.py"), *_stdlib_sample(40)]
+    for path in files:
+        source = path.read_text(encoding="utf-8", errors="replace")
+        assert _tree(parse(source).blocks) == _exact(source, monkeypatch), path
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize(
+    ("inner", "defines"),
+    [("def f(): pass", True), ("async def f(): pass", True), ("async \\\n  def f(): pass", True),
+     ("class C: pass", True), ("@d\n    class C: pass", True), ("\f    def f(): pass", True),
+     ("x = 1  # def f\n    y = 'class C'", False), ('s = """\ndef f(): pass\n"""', False)],
+)  # fmt: skip
+def test_entities_inside_compound_statements_are_found(inner, defines, newline, monkeypatch):
+    source = f"if X:\n    {inner}\nelse:\n    pass\n".replace("\n", newline)
+    found = _tree(parse(source).blocks)
+    assert found == _exact(source, monkeypatch)
+    assert bool(found[0][-1]) == defines  # the entities nested in the ``if``
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PY_LINES | st.sampled_from(["if x:", "    if y:", "        def h(): ..."]),
+                max_size=25))  # fmt: skip
+def test_def_prefilter_agrees_with_the_exact_walk(lines):
+    source = "\n".join(lines)
+    with pytest.MonkeyPatch.context() as patch:
+        fast = _tree(python.parse(source, source="mod.py").blocks)
+        patch.setattr(python._Lines, "may_define", lambda self, node: True)
+        assert fast == _tree(python.parse(source, source="mod.py").blocks)

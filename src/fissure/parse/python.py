@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -28,6 +29,19 @@ _SIMPLE = (
     ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Global, ast.Nonlocal, ast.Break,
     ast.Continue,
 )  # fmt: skip
+
+
+# The line a ``def``/``class`` statement starts on: a compound statement begins a logical
+# line, so its keyword is the first thing on its physical line (after indentation and
+# ``async``). Matches inside strings are harmless: they only send a statement to the exact
+# ``ast.walk`` check.
+_DEF_LINE = re.compile(
+    r"^[ \t\f]*(?:async(?:[ \t\f]|\\(?:\r\n|\r|\n))+)?(?:def|class)[ \t\f\\]", re.M
+)
+# The same where a lone "\r" may end a line (``^`` knows only "\n"); twice as slow.
+_DEF_LINE_CR = re.compile(
+    r"(?:^|(?<=[\r\n]))[ \t\f]*(?:async(?:[ \t\f]|\\(?:\r\n|\r|\n))+)?(?:def|class)[ \t\f\\]"
+)
 
 
 class PythonLevel(IntEnum):
@@ -75,9 +89,21 @@ class _Lines:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = line_starts(text)
+        self.ascii = text.isascii()  # then a byte column is a character column
+        self._defs = _DEF_LINE_CR if "\r" in text else _DEF_LINE
+
+    def may_define(self, node: ast.stmt) -> bool:
+        """Whether a ``def`` or ``class`` line lies within ``node``'s lines (never a false
+        no; a yes may come from a string)."""
+        first = self.starts[node.lineno - 1]
+        last = node.end_lineno or node.lineno
+        stop = self.starts[last] if last < len(self.starts) else len(self.text)
+        return self._defs.search(self.text, first, stop) is not None
 
     def offset(self, line: int, byte_col: int) -> int:
         start = self.starts[line - 1]
+        if self.ascii:
+            return start + byte_col
         stop = self.starts[line] if line < len(self.starts) else len(self.text)
         row = self.text[start:stop]
         if row.isascii():
@@ -133,7 +159,9 @@ def _body_blocks(
 def _nested(node: ast.stmt, lines: _Lines, scope: _Scope) -> tuple[Block, ...]:
     """Entities defined inside a compound statement (``if``, ``try``, ``with``, ``for`` …),
     so that the splitter can cut between them instead of through them."""
-    if isinstance(node, _SIMPLE) or not any(isinstance(n, _Def) for n in ast.walk(node)):
+    if isinstance(node, _SIMPLE) or not lines.may_define(node):
+        return ()
+    if not any(isinstance(n, _Def) for n in ast.walk(node)):
         return ()
     bodies: list[list[ast.stmt]] = [
         getattr(node, name) for name in ("body", "orelse", "finalbody") if getattr(node, name, None)

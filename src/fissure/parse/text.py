@@ -11,6 +11,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from enum import IntEnum
+from itertools import accumulate
 
 from fissure import limits
 from fissure.spans import trim, trim_lines
@@ -44,7 +45,12 @@ WIKI_HEADING_LEVELS = range(1, 7)
 
 def line_starts(text: str) -> list[int]:
     """Offsets where each line starts; ``line_starts(text)[i]`` is line ``i`` (0-based)."""
-    return [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    if "\r" in text:
+        return [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    # Only "\n" breaks lines: the running sum of the line lengths, all in C (3x faster).
+    rows = text.split("\n")
+    rows.pop()  # the text after the last break starts no new line
+    return list(accumulate(map((1).__add__, map(len, rows)), initial=0))
 
 
 def line_end(text: str, starts: list[int], line: int) -> int:
