@@ -52,7 +52,12 @@ def test_concurrent_uploads_share_commits_and_each_gets_its_own_jobs(
     assert all(not spool.path(u.complete().digest).exists() for u in uploads)  # not yet durable
     commits: list[int] = []
     real = queue.submit
-    monkeypatch.setattr(queue, "submit", lambda jobs, blobs: commits.append(len(jobs)) or real(jobs, blobs))
+
+    def counted(jobs: list[NewJob], blobs: dict[str, bytes]) -> list:
+        commits.append(len(jobs))
+        return real(jobs, blobs)
+
+    monkeypatch.setattr(queue, "submit", counted)
 
     async def everyone() -> list[tuple[list, int]]:
         group = GroupCommit(queue)
