@@ -2,7 +2,7 @@
 check of a refactor of the splitter.
 
 Every document of ``tests/corpus`` (all formats, fuzz finds included) and ``samples/`` is
-parsed once and chunked under a grid of settings (strategies × budgets × sizers, with
+parsed once and chunked under a grid of settings (15 variants × 2 budgets × 2 sizers, with
 ``min_tokens``, overlap and context variants); each (file, settings) gets a SHA-256 over
 every chunk's offsets, size, text, headings, entity, page, cell, context and metadata.
 
@@ -30,12 +30,15 @@ VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("fixed+ov", {"strategy": "fixed", "overlap_tokens": 8}),
     ("recursive", {"strategy": "recursive"}),
     ("recursive+min", {"strategy": "recursive", "min_tokens": 20}),
+    ("recursive+ov+ctx", {"strategy": "recursive", "overlap_tokens": 8, "prepend_context": True}),
     ("sentence", {"strategy": "sentence"}),
+    ("sentence+ov+ctx", {"strategy": "sentence", "overlap_tokens": 8, "prepend_context": True}),
     ("structural", {"strategy": "structural"}),
     ("structural+min", {"strategy": "structural", "min_tokens": 20}),
     ("structural+ov+ctx", {"strategy": "structural", "overlap_tokens": 8, "prepend_context": True}),
     ("semantic", {"strategy": "semantic"}),
     ("semantic+min", {"strategy": "semantic", "min_tokens": 20}),
+    ("semantic+ctx", {"strategy": "semantic", "prepend_context": True}),
     ("hybrid", {"strategy": "hybrid"}),
     ("hybrid+min+ctx", {"strategy": "hybrid", "min_tokens": 20, "prepend_context": True}),
 )
@@ -76,9 +79,7 @@ def run(quick: bool) -> dict[str, str]:
     for sizer, budgets in BUDGETS.items():
         for budget in budgets[:1] if quick else budgets:
             for label, fields in VARIANTS:
-                chunker = Chunker(
-                    tokenizer=sizer, max_tokens=budget, embedder=embedder, **fields
-                )
+                chunker = Chunker(tokenizer=sizer, max_tokens=budget, embedder=embedder, **fields)
                 key = f"{sizer}/{budget}/{label}"
                 for name, doc in docs.items():
                     if isinstance(doc, Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from fissure.split.pack import Packer, Piece, Run
 
@@ -41,14 +42,14 @@ def word_starts(text: str, lo: int, hi: int) -> list[int]:
     return [m.start() for m in _WORD.finditer(text, lo, hi) if m.start() >= lo]
 
 
-def fit_reserve(
-    packer: Packer, pieces: list[Piece], reserve: Callable[[int], int], budget: int
-) -> list[Piece]:
-    """Re-split every piece whose size plus ``reserve(piece.start)`` exceeds ``budget``.
+def fit_reserve(packer: Packer, pieces: list[Piece], reserve: Callable[[int], int]) -> list[Piece]:
+    """Re-split (by ``packer``'s levels) every piece whose size plus
+    ``reserve(piece.start)`` exceeds the packer's budget.
 
     ``reserve`` is what will be prepended to a chunk starting there (its context). A
     reserve over half the budget is not honoured: such a context is not prepended.
     """
+    budget = packer.max_tokens
     out: list[Piece] = []
     todo = pieces[::-1]
     while todo:
@@ -57,10 +58,9 @@ def fit_reserve(
         if extra > budget // 2 or piece.size + extra <= budget:
             out.append(piece)
             continue
-        packer.max_tokens = budget - extra
-        parts = packer.run(Run([piece.start, piece.end], piece.cut, piece.cut))
+        tighter = replace(packer, max_tokens=budget - extra, reserve=None)
+        parts = tighter.run(Run([piece.start, piece.end], piece.cut, piece.cut))
         todo.extend(parts[::-1])
-    packer.max_tokens = budget
     return out
 
 
