@@ -90,3 +90,20 @@ START = Boundary("start", Rank.TITLE)  # in front of the first part; never score
 GAP = Boundary("gap", Rank.GAP)
 CHAR = Boundary("char", Rank.CHAR)
 BUDGET = Boundary("budget", Rank.CHAR)  # ``fixed``: wherever the budget ends a window
+
+
+def markdown_table() -> str:
+    """:data:`KIND_RANKS` as the Markdown table that ``docs/levels.md`` prints (a test
+    checks that the page holds exactly this)."""
+    rows = ["| rank | value | boundaries |", "|---|---:|---|"]
+    for r in Rank:
+        names = []
+        if r <= Rank.H6:
+            names.append(f"section/heading {r.value}" + (" and deeper" if r == Rank.H6 else ""))
+        if r == Rank.TITLE:
+            names.append("start")
+        names += [kind for kind, at in KIND_RANKS.items() if at == r]
+        if r == Rank.GAP:
+            names.append("every other kind, `recursive`'s separators")
+        rows.append(f"| {r.name} | {r.value} | {', '.join(names)} |")
+    return "\n".join(rows) + "\n"
