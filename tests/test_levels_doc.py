@@ -79,7 +79,8 @@ def _numbers(text: str) -> set[int]:
 def test_every_format_enum_is_in_the_table_with_its_values() -> None:
     section = DOC.split("## Format levels", 1)[1].split("\n## ", 1)[0]
     rows = {
-        m.group(1): m.group(2) for m in re.finditer(r"^\|[^|]+\| `(\w+)` \|([^\n]+)\|$", section, re.M)
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^\|[^|]+\| `(\w+)` \|([^\n]+)\|$", section, re.M)
     }
     enums = _format_enums()
     assert set(rows) == set(enums)

@@ -70,7 +70,10 @@ def split_spans(
     else:
         pieces = _greedy(settings, packer, blocks, reserve)
     if reserve is not None and strategy != "structural":
+        # Re-split where the context leaves too little room; the parts that makes are
+        # held to min_tokens as packing's own are (structural packed with the room).
         pieces = fit_reserve(packer, pieces, reserve)
+        pieces = merge_small(replace(packer, reserve=reserve), pieces, settings.min_tokens)
     if overlap <= 0:
         return Split([(p.start, p.end) for p in pieces], pieces, trace)
     units = sentence.sentence_starts(ruler.text) if strategy == "sentence" else None
