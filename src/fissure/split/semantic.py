@@ -5,8 +5,9 @@ paragraphs, code entities, sentences) for ``hybrid`` — and score every boundar
 two atoms. The semantic score compares the windows on either side of the boundary (each
 the mean of the vectors of up to ``buffer_size + 1`` atoms, so every atom is embedded
 once, never a concatenation); the threshold comes from the distances themselves by one
-of the four usual methods. ``hybrid`` adds a bonus for strong structural boundaries and a cost
-per chunk, so small neighbours with close meaning merge and headings still cut.
+of the four usual methods. ``hybrid`` (:mod:`fissure.split.hybrid`) adds what the rank of
+the boundary is worth and a cost per chunk, so small neighbours with close meaning merge and
+headings still cut.
 
 The cuts are chosen by dynamic programming over the atoms: the set of boundaries that
 maximises the total score with every chunk within ``max_tokens`` (and, where possible,
