@@ -29,7 +29,7 @@ from pathlib import Path
 import fissure
 from fissure import Chunker, _compiled
 from fissure.size import sizer, wordpiece, parts, ruler
-from fissure.split import strategies, levels
+from fissure.split import recursive, levels
 
 chunks = []
 for path in sorted(Path("samples").iterdir()):
@@ -39,7 +39,7 @@ for path in sorted(Path("samples").iterdir()):
         found = Chunker(strategy=strategy, tokenizer=sizer_name, max_tokens=budget).chunk_file(path)
         chunks += [[path.name, sizer_name, c.start, c.end, c.n_tokens] for c in found]
 uses = {
-    "CharPacker": strategies.CharPacker, "measure_c": parts.measure_c,
+    "CharPacker": recursive.CharPacker, "measure_c": parts.measure_c,
     "compiled_table": ruler.compiled_table, "PieceCounter": sizer.PieceCounter,
     "WordCounter": wordpiece.WordCounter, "build_plain": fissure.chunker._build_plain,
     "paragraphs": levels._paragraphs is not levels._paragraph_cuts or None,

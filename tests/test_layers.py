@@ -20,7 +20,8 @@ PACKAGE = SRC / "fissure"
 # rank of a module is that of its top-level name under fissure/. Entry points (__main__
 # modules) sit above everything, since nothing imports them.
 LAYERS = [
-    ("types", "errors", "config", "limits", "spans"),  # nouns, errors, settings, span trims
+    # nouns, errors, settings, span trims, boundary ranks
+    ("types", "errors", "config", "limits", "spans", "ranks"),
     ("_compiled",),  # the one switch for the compiled twins, which live in their stages
     ("source",),
     ("detect",),

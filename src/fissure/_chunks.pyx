@@ -26,7 +26,7 @@ def build_plain(cls, tuple fields, str text, list spans, list pieces, list lines
         piece = pieces[i]
         if i < last:
             after = pieces[i + 1]
-            meta = {"cut": after.cut}
+            meta = {"cut": after.cut.name}
             if after.reason:
                 meta["reason"] = after.reason
         else:

@@ -234,7 +234,7 @@ class Chunker:
             piece = pieces[i]
             if i < last:
                 after = pieces[i + 1]
-                meta: dict[str, Any] = {"cut": after.cut}
+                meta: dict[str, Any] = {"cut": after.cut.name}
                 if after.reason:
                     meta["reason"] = after.reason
             else:

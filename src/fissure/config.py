@@ -28,7 +28,9 @@ class ChunkSettings:
         max_tokens: Hard upper bound per chunk, in the tokenizer's unit. ``None``: the
             default for the tokenizer (254 for ``minilm``, 1000 ``chars``, 200 ``words``,
             512 otherwise).
-        min_tokens: Chunks smaller than this are merged into a neighbour when that fits.
+        min_tokens: Chunks smaller than this are merged into a neighbour when that fits
+            (the budget less the chunk's context); for every strategy a smaller chunk
+            remains only where no join with a neighbour fits.
         overlap_tokens: Each chunk after the first extends backwards over whole units
             (words; sentences for ``sentence``; any position for ``fixed``) by up to this
             much, inside ``max_tokens``.

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from fissure.ranks import Boundary, Rank, boundary, rank
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -43,8 +45,9 @@ class Block:
             ``list``, ``function``, ``class``, ``page``, ``cell`` …
         start: First character (inclusive).
         end: Last character (exclusive).
-        level: Rank of the boundary in front of this block; lower is stronger (a chapter
-            boundary beats a paragraph boundary). Parsers publish their levels as an enum.
+        level: The format's own level of this block (its parser's enum, ordered inside
+            the format: h1 before h2, a class before its methods). The packer reads the
+            :attr:`rank` derived from it, the same scale for every format.
         title: Heading text or entity name, when the block has one.
         children: Sub-blocks, in order, inside ``[start, end)``.
         metadata: Format-specific facts (fence language, element path, page number …).
@@ -57,6 +60,17 @@ class Block:
     title: str | None = None
     children: tuple[Block, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def rank(self) -> Rank:
+        """Strength of the boundary in front of this block on the one scale of
+        :mod:`fissure.ranks` (lower is stronger: a chapter beats a paragraph)."""
+        return rank(self.kind, self.level)
+
+    @property
+    def boundary(self) -> Boundary:
+        """The cut in front of this block: its name (``section 2``, ``function``) and rank."""
+        return boundary(self.kind, self.level)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fissure
+from fissure.ranks import CHAR, START
 from fissure.size import Ruler, Sizer
 from fissure.split import levels as lv
-from fissure.split import strategies
+from fissure.split import recursive
 from fissure.split.pack import Packer, Piece, Run
 from fissure.split.separators import DEFAULT
+from fissure.split.structural import LEAF_LEVELS
 
 pytestmark = pytest.mark.skipif(
-    strategies.CharPacker is None, reason="the compiled helper was not built here"
+    recursive.CharPacker is None, reason="the compiled helper was not built here"
 )
 
 SEPARATORS = [list(DEFAULT), ["\n\n", "\n", " "], [". ", " "], ["ab", "a"], ["\n"], ["é", " "]]
@@ -33,9 +35,10 @@ def test_compiled_char_packer_equals_the_python_packer(
 ) -> None:
     seps = [s for s in seps if s]
     levels = [lv.separator_cuts(s) for s in seps]
-    packer = Packer(Ruler(text, Sizer.chars()), budget, levels, strategies.LEAF_LEVELS)
-    expected = packer.run(Run([0, len(text)], "start", "start")) if text else []
-    got = strategies.CharPacker(text, seps, [c.name for c in levels], budget, Piece).run()
+    packer = Packer(Ruler(text, Sizer.chars()), budget, levels, LEAF_LEVELS)
+    expected = packer.run(Run([0, len(text)], START, START)) if text else []
+    cuts = [c.boundary for c in levels]
+    got = recursive.CharPacker(text, seps, cuts, START, CHAR, budget, Piece).run()
     assert got == expected
 
 
@@ -45,6 +48,6 @@ def test_recursive_chunks_are_the_same_without_it(monkeypatch: pytest.MonkeyPatc
         chunker = fissure.Chunker(strategy="recursive", max_tokens=400, tokenizer="chars", **kwargs)
         compiled = [(c.start, c.end, c.n_tokens, c.metadata) for c in chunker.chunk(text)]
         with monkeypatch.context() as m:
-            m.setattr(strategies, "CharPacker", None)
+            m.setattr(recursive, "CharPacker", None)
             plain = [(c.start, c.end, c.n_tokens, c.metadata) for c in chunker.chunk(text)]
         assert compiled == plain and len(compiled) > 10

@@ -3,7 +3,14 @@ from typing import Any
 
 class CharPacker:
     def __init__(
-        self, text: str, seps: list[str], names: list[str], budget: int, piece: Callable[..., Any]
+        self,
+        text: str,
+        seps: list[str],
+        cuts: list[Any],
+        start: Any,
+        char: Any,
+        budget: int,
+        piece: Callable[..., Any],
     ) -> None: ...
     def run(self) -> list[Any]: ...
 

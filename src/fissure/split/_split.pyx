@@ -56,24 +56,31 @@ cdef class CharPacker:
     cdef Py_ssize_t n
     cdef Py_ssize_t budget
     cdef list seps
-    cdef list names
+    cdef list cuts
+    cdef object start_cut
+    cdef object char_cut
     cdef list out
     cdef object piece
 
-    def __init__(self, str text, list seps, list names, Py_ssize_t budget, object piece):
+    def __init__(self, str text, list seps, list cuts, object start, object char,
+                 Py_ssize_t budget, object piece):
+        # cuts: the boundary (fissure.ranks.Boundary) of each separator level; start and
+        # char: the boundaries in front of the text and of a cut by characters.
         self.text = text
         self.n = len(text)
         self.seps = seps
-        self.names = names
+        self.cuts = cuts
+        self.start_cut = start
+        self.char_cut = char
         self.budget = budget
         self.piece = piece
         self.out = []
 
     def run(self):
-        """The pieces of the whole text (``Packer.run(Run([0, n], "start", "start"))``)."""
+        """The pieces of the whole text (``Packer.run(Run([0, n], START, START))``)."""
         self.out = []
         if self.n > 0:
-            self.pack([0, self.n], "start", "start", 0)
+            self.pack([0, self.n], self.start_cut, self.start_cut, 0)
         return self.out
 
     # ------------------------------------------------------------------ text scans
@@ -171,7 +178,7 @@ cdef class CharPacker:
                 child = [start]
                 child.extend(found)
                 child.append(end)
-                child_cuts = self.names[d]
+                child_cuts = self.cuts[d]
                 child_depth = d + 1
                 break
         if carry >= 0:
@@ -214,7 +221,7 @@ cdef class CharPacker:
             e = self.visible_end(s, stop)
             if s < e:
                 self.emit(s, e, cut, e - s)
-            cut = "char"
+            cut = self.char_cut
             start = self.visible_from(stop, end)
 
     cdef Py_ssize_t largest_fit(self, Py_ssize_t start, Py_ssize_t limit):

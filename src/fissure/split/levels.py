@@ -3,13 +3,15 @@
 Each level turns a span into interior cut positions; parts between cuts tile the span
 (whitespace stays inside the parts and is trimmed only when chunks are emitted).
 
-| Level     | cut before …                                   |
-|-----------|------------------------------------------------|
-| paragraph | the first line after one or more blank lines   |
-| line      | the character after a line break               |
-| sentence  | a sentence start found by nupunkt              |
-| word      | the first character after a whitespace run     |
-| char      | any grapheme boundary (chosen by budget)       |
+| Level     | cut before …                                   | rank (:mod:`fissure.ranks`) |
+|-----------|------------------------------------------------|-----------------------------|
+| paragraph | the first line after one or more blank lines   | ``BLOCK``                   |
+| line      | the character after a line break               | ``LINE``                    |
+| sentence  | a sentence start found by nupunkt              | ``SENTENCE``                |
+| word      | the first character after a whitespace run     | ``WORD``                    |
+| char      | any grapheme boundary (chosen by budget)       | ``CHAR``                    |
+
+A separator of ``recursive`` ranks as a gap between blocks (``Rank.GAP``).
 """
 
 from __future__ import annotations
@@ -18,35 +20,29 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from itertools import accumulate, islice
 
 import numpy as np
 
 from fissure._compiled import twin
+from fissure.ranks import Boundary, Rank
 from fissure.size.textindex import TextIndex
-
-
-class Level(IntEnum):
-    """Boundary ranks of plain text; lower is stronger."""
-
-    PARAGRAPH = 10
-    LINE = 20
-    SENTENCE = 30
-    WORD = 40
-    CHAR = 50
-
 
 CutFinder = Callable[[TextIndex, int, int], list[int]]
 
 
 @dataclass(frozen=True, slots=True)
 class Cuts:
-    """A named way to find the interior cut positions of ``index.text[start:end]``."""
+    """A ranked way to find the interior cut positions of ``index.text[start:end]``."""
 
-    name: str
+    boundary: Boundary
     find: CutFinder
     literal: str | None = None  # the separator, for a literal separator level
+
+    @property
+    def name(self) -> str:
+        """The boundary's name, e.g. ``paragraph`` or ``separator '\\n\\n'``."""
+        return self.boundary.name
 
 
 def _between(positions: Callable[[TextIndex], np.ndarray]) -> CutFinder:
@@ -68,7 +64,7 @@ def _sentences(index: TextIndex, start: int, end: int) -> list[int]:
 
 def separator_cuts(separator: str, *, regex: bool = False) -> Cuts:
     """Cut in front of every occurrence of ``separator`` (it stays with the next part)."""
-    name = f"separator {separator!r}"
+    name = Boundary(f"separator {separator!r}", Rank.GAP)
     if not regex:
         return Cuts(name, _literal_cuts(separator), separator)
     pattern = re.compile(separator)
@@ -159,10 +155,10 @@ def _newline_cuts(text: str, start: int, end: int) -> list[int]:
 _split = twin("fissure.split._split")
 _paragraphs = _paragraph_cuts if _split is None else _compiled_paragraph_cuts(_split.paragraph_cuts)
 
-PARAGRAPH = Cuts("paragraph", _paragraphs)
-LINE = Cuts("line", _line_cuts)
-SENTENCE = Cuts("sentence", _sentences)
-WORD = Cuts("word", _between(lambda ix: ix.word_starts))
+PARAGRAPH = Cuts(Boundary("paragraph", Rank.BLOCK), _paragraphs)
+LINE = Cuts(Boundary("line", Rank.LINE), _line_cuts)
+SENTENCE = Cuts(Boundary("sentence", Rank.SENTENCE), _sentences)
+WORD = Cuts(Boundary("word", Rank.WORD), _between(lambda ix: ix.word_starts))
 
 PROSE: Sequence[Cuts] = (PARAGRAPH, LINE, SENTENCE, WORD)
 CODE: Sequence[Cuts] = (PARAGRAPH, LINE, WORD)

@@ -5,14 +5,19 @@ chunk still fits; a part that does not fit is replaced by its children (Block ch
 first, then the next finer text level), and a part with nothing finer left is cut at the
 last grapheme boundary that fits. Every size is exact (see :class:`~fissure.size.Ruler`),
 so no chunk exceeds ``max_tokens`` whatever the input.
+
+A :class:`Packer` is one frozen configuration (budget, text levels, reserve); a caller
+that needs another budget makes another with :func:`dataclasses.replace`. The state of one
+packing lives in a private object made per :meth:`Packer.run`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from fissure.ranks import CHAR, GAP, Boundary
 from fissure.size import Ruler
 from fissure.size.ruler import Table
 from fissure.spans import trim
@@ -27,8 +32,8 @@ class Run:
 
     Attributes:
         bounds: Part boundaries; part ``k`` is ``[bounds[k], bounds[k+1])``.
-        lead: Name of the boundary in front of the first part.
-        cuts: Name of the boundary in front of each later part: one name for all, or one
+        lead: The boundary in front of the first part.
+        cuts: The boundary in front of each later part: one for all, or a list with one
             per part (index 0 unused).
         levels: Text levels for splitting a part further (``None``: by block kind, else
             the packer's default).
@@ -37,30 +42,32 @@ class Run:
     """
 
     bounds: list[int]
-    lead: str
-    cuts: str | list[str]
+    lead: Boundary
+    cuts: Boundary | list[Boundary]
     levels: Sequence[Cuts] | None = None
     depth: int = 0
     blocks: list[Block | None] | None = None
 
-    def cut(self, k: int) -> str:
-        """Name of the boundary in front of part ``k``."""
+    def cut(self, k: int) -> Boundary:
+        """The boundary in front of part ``k``."""
         if k == 0:
             return self.lead
-        return self.cuts if isinstance(self.cuts, str) else self.cuts[k]
+        return self.cuts[k] if isinstance(self.cuts, list) else self.cuts
 
 
 class Piece(NamedTuple):
     """A packed chunk span, trimmed of surrounding whitespace, and its size.
 
-    ``oversize`` names the kind of unit (``code``, ``function``, ``row`` …) that this piece
-    cuts through because that unit alone is over budget. (A named tuple: immutable and
-    made once per chunk, several times cheaper than a frozen dataclass.)
+    ``cut`` is the boundary in front of the piece (its name and rank, see
+    :mod:`fissure.ranks`). ``oversize`` names the kind of unit (``code``, ``function``,
+    ``row`` …) that this piece cuts through because that unit alone is over budget. (A
+    named tuple: immutable and made once per chunk, several times cheaper than a frozen
+    dataclass.)
     """
 
     start: int
     end: int
-    cut: str
+    cut: Boundary
     size: int
     oversize: str | None = None
     reason: str | None = None
@@ -78,54 +85,47 @@ ATOMIC = frozenset({"code", "function", "method", "row", "header", "front_matter
 WHOLE_WHEN_LEAF = frozenset({"class", "struct", "interface", "impl", "trait", "enum"})
 
 
+@dataclass(frozen=True, slots=True)
 class Packer:
-    """Packs the parts of one document under a budget.
+    """How to pack the parts of one document under a budget (a frozen configuration).
 
     Args:
         ruler: Exact span sizes of the document.
         max_tokens: Hard upper bound for every chunk.
         levels: Text levels to descend through, strongest first; characters come last.
         leaf_levels: Levels for the inside of a structural leaf block, by block kind.
-
-    Attributes:
         reserve: When set, ``reserve(start)`` is the size of what will be put in front of
             a chunk that starts at ``start`` (a table's header row, a breadcrumb), and such
             a chunk is packed to ``max_tokens - reserve(start)``. A unit that fits the
             budget only without its reserve stays whole, as a chunk of its own.
     """
 
-    def __init__(
-        self,
-        ruler: Ruler,
-        max_tokens: int,
-        levels: Sequence[Cuts],
-        leaf_levels: dict[str, Sequence[Cuts]] | None = None,
-    ) -> None:
-        self.ruler = ruler
-        self.text = ruler.text
-        self.max_tokens = max_tokens
-        self.levels = tuple(levels)
-        self.leaf_levels = leaf_levels or {}
-        self.pieces: list[Piece] = []
-        self.reserve: Callable[[int], int] | None = None
-        self._inside: list[str] = []  # atomic units being cut through, outermost first
-        self._nesting: list[int] = []  # parts being split, outermost first (see MAX_NESTING)
+    ruler: Ruler
+    max_tokens: int
+    levels: Sequence[Cuts] = ()
+    leaf_levels: Mapping[str, Sequence[Cuts]] = field(default_factory=dict)
+    reserve: Callable[[int], int] | None = None
+
+    @property
+    def text(self) -> str:
+        """The document's text."""
+        return self.ruler.text
 
     # ------------------------------------------------------------------ measuring
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
         """The span without leading and trailing whitespace (:func:`fissure.spans.trim`,
         the policy every chunk is cut by)."""
-        return trim(self.text, start, end)
+        return trim(self.ruler.text, start, end)
 
     def size(self, start: int, end: int) -> int:
         """Size of the trimmed span."""
-        s, e = trim(self.text, start, end)
+        s, e = trim(self.ruler.text, start, end)
         return self.ruler.count(s, e)
 
     def fits(self, start: int, end: int) -> bool:
         """Whether the trimmed span fits the budget (less the reserve at its start)."""
-        s, e = trim(self.text, start, end)
+        s, e = trim(self.ruler.text, start, end)
         return self.ruler.count(s, e) <= self.room(s)
 
     def room(self, start: int) -> int:
@@ -140,22 +140,87 @@ class Packer:
 
     def run(self, run: Run) -> list[Piece]:
         """Pack ``run`` and return the pieces, in order."""
-        self.pieces = []
+        packing = _Packing(self)
         if len(run.bounds) > 1:
-            self._pack(run)
-        return self.pieces
+            packing.pack(run)
+        return packing.pieces
 
-    def _pack(self, run: Run, table: Table | None = None) -> None:
+    def expand(self, run: Run, k: int, by_blocks: bool = True) -> Run | None:
+        """Part ``k`` of ``run`` as a run of finer parts (its Block children when
+        ``by_blocks``, else its text levels), or ``None`` if only characters remain."""
+        start, end, cut = run.bounds[k], run.bounds[k + 1], run.cut(k)
+        block = run.blocks[k] if run.blocks else None
+        if block is not None and block.children and by_blocks:
+            return block_run(block.children, start, end, cut)
+        levels, depth = run.levels, run.depth
+        if block is not None:
+            levels, depth = self.leaf_levels.get(block.kind, self.levels), 0
+        elif levels is None:
+            levels = self.levels
+        index = self.ruler.index
+        for d in range(depth, len(levels)):
+            cuts = levels[d].find(index, start, end)
+            if cuts:
+                return Run([start, *cuts, end], cut, levels[d].boundary, levels, d + 1)
+        return None
+
+    def largest_fit(self, start: int, limit: int) -> int:
+        """The furthest grapheme boundary ``e <= limit`` with ``text[start:e]`` in budget.
+
+        Starts from what the lookup table guarantees, gallops forward until a probe no
+        longer fits, then bisects: the work is proportional to the chunk found, never to
+        the rest of the text. Always advances by at least one character.
+        """
+        lo = max(self.ruler.reach(start, self.room(start), limit), start)
+        if lo > start and not self.fits(start, lo):  # lookup drift on an odd sizer
+            lo = start
+        hi, step = lo, max(16, lo - start)
+        while hi < limit:
+            hi = min(limit, hi + step)
+            if not self.fits(start, hi):
+                break
+            lo, step = hi, step * 2
+        else:
+            return limit
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.fits(start, mid):
+                lo = mid
+            else:
+                hi = mid
+        e = lo
+        text = self.ruler.text
+        while e > start and not is_grapheme_break(text, e):
+            e -= 1
+        return e if e > start else start + 1
+
+
+class _Packing:
+    """One run of a :class:`Packer`: the pieces so far and the parts being split."""
+
+    __slots__ = ("packer", "text", "ruler", "max_tokens", "pieces", "_inside", "_nesting")
+
+    def __init__(self, packer: Packer) -> None:
+        self.packer = packer
+        self.text = packer.ruler.text
+        self.ruler = packer.ruler
+        self.max_tokens = packer.max_tokens
+        self.pieces: list[Piece] = []
+        self._inside: list[str] = []  # atomic units being cut through, outermost first
+        self._nesting: list[int] = []  # parts being split, outermost first (see MAX_NESTING)
+
+    def pack(self, run: Run, table: Table | None = None) -> None:
         if table is None:
             table = self._measure(run)
             if table is None:
                 return
         fits, full, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
-        reserved = self.reserve is not None
+        room = self.packer.room
+        reserved = self.packer.reserve is not None
         carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0
         while i < n:
-            budget = self.room(table.start(i)) if reserved else full
+            budget = room(table.start(i)) if reserved else full
             if not fits(i, i, budget):
                 if budget < full and fits(i, i, full):
                     # Whole without its reserve, cut with it: whole it stays, on its own
@@ -190,7 +255,7 @@ class Packer:
 
     def _measure(self, run: Run) -> Table | None:
         """The table to pack ``run`` by; ``None`` when ``run``, one part, was packed here."""
-        bounds = run.bounds
+        bounds, room = run.bounds, self.packer.room
         if (
             len(bounds) == 2
             and run.blocks is None
@@ -199,20 +264,20 @@ class Packer:
         ):
             # One part: measure it by the finer parts it is split into if it does not
             # fit, so that an oversized document is not counted twice.
-            child = self.expand(run, 0)
+            child = self._expand(run, 0)
             if child is not None and len(child.bounds) > WINDOW:
                 # Too many parts for one table: measure the part itself, up to the budget,
                 # and pack its parts window by window if it is over.
                 table = self.ruler.table(bounds, cap=self.max_tokens)
-                if table.fits(0, 0, self.room(table.start(0))):
+                if table.fits(0, 0, room(table.start(0))):
                     return table
-                self._pack(child)
+                self.pack(child)
                 return None
             if child is not None:
                 table = self.ruler.table(child.bounds, cap=self.max_tokens)
                 last = len(child.bounds) - 2
-                if not table.fits(0, last, self.room(table.start(0))):
-                    self._pack(child, table)
+                if not table.fits(0, last, room(table.start(0))):
+                    self.pack(child, table)
                     return None
                 s, e = table.start(0), table.end(last)
                 if s < e:
@@ -228,6 +293,9 @@ class Packer:
             return WindowedTable(self.ruler, bounds, self.max_tokens, WINDOW)
         return self.ruler.table(bounds, cap=self.max_tokens)
 
+    def _expand(self, run: Run, k: int) -> Run | None:
+        return self.packer.expand(run, k, len(self._nesting) < MAX_NESTING)
+
     def _split_part(self, run: Run, k: int, carry: int | None) -> None:
         """Pack part ``k``, which is over budget, by its finer parts.
 
@@ -235,19 +303,20 @@ class Packer:
         part ``k`` whole: it joins the first finer piece when that fits, and otherwise
         becomes a chunk of its own.
         """
-        child = self.expand(run, k)
-        if child is not None and child.blocks and _peel_comment(self, child):
+        child = self._expand(run, k)
+        if child is not None and child.blocks and _peel_comment(self.packer, child):
+            second = child.blocks[1]
             child = Run(
                 [child.bounds[0], child.bounds[1], child.bounds[-1]],
                 child.lead,
-                [child.lead, _cut_name(child.blocks[1]) if child.blocks[1] else "gap"],
+                [child.lead, second.boundary if second else GAP],
                 child.levels,
                 child.depth,
                 [child.blocks[0], None],
             )
         if carry is not None:
             first_end = child.bounds[1] if child is not None else run.bounds[k]
-            if child is not None and self.fits(run.bounds[carry], first_end):
+            if child is not None and self.packer.fits(run.bounds[carry], first_end):
                 child.bounds[0], child.lead = run.bounds[carry], run.cut(carry)
             else:
                 s, e = trim(self.text, run.bounds[carry], run.bounds[k])
@@ -259,80 +328,33 @@ class Packer:
             self._inside.append(damaged)
         self._nesting.append(k)
         if child is not None:
-            self._pack(child)
+            self.pack(child)
         else:
             self._cut_chars(run.bounds[k], run.bounds[k + 1], run.cut(k))
         self._nesting.pop()
         if damaged:
             self._inside.pop()
 
-    def expand(self, run: Run, k: int) -> Run | None:
-        """Part ``k`` of ``run`` as a run of finer parts, or ``None`` if only characters
-        remain."""
-        start, end, cut = run.bounds[k], run.bounds[k + 1], run.cut(k)
-        block = run.blocks[k] if run.blocks else None
-        if block is not None and block.children and len(self._nesting) < MAX_NESTING:
-            return block_run(block.children, start, end, cut)
-        levels, depth = run.levels, run.depth
-        if block is not None:
-            levels, depth = self.leaf_levels.get(block.kind, self.levels), 0
-        elif levels is None:
-            levels = self.levels
-        index = self.ruler.index
-        for d in range(depth, len(levels)):
-            cuts = levels[d].find(index, start, end)
-            if cuts:
-                return Run([start, *cuts, end], cut, levels[d].name, levels, d + 1)
-        return None
-
-    def _cut_chars(self, start: int, end: int, cut: str) -> None:
-        start, end = trim(self.text, start, end)
+    def _cut_chars(self, start: int, end: int, cut: Boundary) -> None:
+        text, largest_fit = self.text, self.packer.largest_fit
+        start, end = trim(text, start, end)
         while start < end:
-            stop = self.largest_fit(start, end)
-            s, e = trim(self.text, start, stop)
+            stop = largest_fit(start, end)
+            s, e = trim(text, start, stop)
             if s < e:
                 self.pieces.append(Piece(s, e, cut, self.ruler.count(s, e), self._damage()))
-            cut = "char"
-            start, _ = trim(self.text, stop, end)
+            cut = CHAR
+            start, _ = trim(text, stop, end)
 
     def _damage(self) -> str | None:
         return self._inside[0] if self._inside else None
 
-    def largest_fit(self, start: int, limit: int) -> int:
-        """The furthest grapheme boundary ``e <= limit`` with ``text[start:e]`` in budget.
 
-        Starts from what the lookup table guarantees, gallops forward until a probe no
-        longer fits, then bisects: the work is proportional to the chunk found, never to
-        the rest of the text. Always advances by at least one character.
-        """
-        lo = max(self.ruler.reach(start, self.room(start), limit), start)
-        if lo > start and not self.fits(start, lo):  # lookup drift on an odd sizer
-            lo = start
-        hi, step = lo, max(16, lo - start)
-        while hi < limit:
-            hi = min(limit, hi + step)
-            if not self.fits(start, hi):
-                break
-            lo, step = hi, step * 2
-        else:
-            return limit
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.fits(start, mid):
-                lo = mid
-            else:
-                hi = mid
-        e = lo
-        while e > start and not is_grapheme_break(self.text, e):
-            e -= 1
-        return e if e > start else start + 1
-
-
-def block_run(blocks: Sequence[Block], start: int, end: int, lead: str) -> Run:
+def block_run(blocks: Sequence[Block], start: int, end: int, lead: Boundary) -> Run:
     """A run tiling ``[start, end)``: the blocks, with the gaps between them as parts.
 
-    The boundary in front of a block is named after the block (``section 2``,
-    ``function``); the one in front of a gap is ``gap``.
+    The boundary in front of a block is the block's (:attr:`Block.boundary`: ``section 2``,
+    ``function``, ranked by :mod:`fissure.ranks`); the one in front of a gap is ``gap``.
     """
     bounds: list[int] = [start]
     owners: list[Block | None] = []
@@ -350,8 +372,8 @@ def block_run(blocks: Sequence[Block], start: int, end: int, lead: str) -> Run:
     if pos < end:
         owners.append(None)
         bounds.append(end)
-    names = [lead] + [_cut_name(o) if o is not None else "gap" for o in owners[1:]]
-    return Run(bounds, lead, names, None, 0, owners)
+    cuts = [lead] + [o.boundary if o is not None else GAP for o in owners[1:]]
+    return Run(bounds, lead, cuts, None, 0, owners)
 
 
 def _peel_comment(packer: Packer, child: Run) -> bool:
@@ -373,7 +395,3 @@ def _atomic(block: Block | None) -> str | None:
     if block.kind in ATOMIC or (block.kind in WHOLE_WHEN_LEAF and not block.children):
         return block.kind
     return None
-
-
-def _cut_name(block: Block) -> str:
-    return f"{block.kind} {block.level}" if block.kind in ("section", "heading") else block.kind

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from fissure.split.pack import Packer, Piece, Run
 
@@ -12,7 +13,14 @@ _WORD = re.compile(r"\S+")
 
 def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Piece]:
     """Merge pieces under ``min_tokens`` into the next piece, or else the previous one,
-    whenever the merged span still fits the budget."""
+    whenever the merged span still fits the budget (``packer.fits``: less the reserve).
+
+    This is what ``min_tokens`` means for every strategy: a chunk under it remains only
+    where joining it to either neighbour would not fit. (``semantic`` and ``hybrid``'s
+    dynamic programme already avoids such chunks; this pass holds the pieces that making
+    room for a context re-split to the same rule.) The merged piece keeps the boundary
+    (and the reason) in front of its first part.
+    """
     if min_tokens <= 0 or len(pieces) < 2:
         return pieces
     out: list[Piece] = []
@@ -22,13 +30,14 @@ def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Pi
         if p.size < min_tokens:
             if i + 1 < len(pieces) and packer.fits(p.start, pieces[i + 1].end):
                 nxt = pieces[i + 1]
-                pieces[i + 1] = Piece(p.start, nxt.end, p.cut, packer.size(p.start, nxt.end))
+                size = packer.size(p.start, nxt.end)
+                pieces[i + 1] = Piece(p.start, nxt.end, p.cut, size, None, p.reason)
                 i += 1
                 continue
             if out and packer.fits(out[-1].start, p.end):
-                out[-1] = Piece(
-                    out[-1].start, p.end, out[-1].cut, packer.size(out[-1].start, p.end)
-                )
+                prev = out[-1]
+                size = packer.size(prev.start, p.end)
+                out[-1] = Piece(prev.start, p.end, prev.cut, size, None, prev.reason)
                 i += 1
                 continue
         out.append(p)
@@ -41,14 +50,14 @@ def word_starts(text: str, lo: int, hi: int) -> list[int]:
     return [m.start() for m in _WORD.finditer(text, lo, hi) if m.start() >= lo]
 
 
-def fit_reserve(
-    packer: Packer, pieces: list[Piece], reserve: Callable[[int], int], budget: int
-) -> list[Piece]:
-    """Re-split every piece whose size plus ``reserve(piece.start)`` exceeds ``budget``.
+def fit_reserve(packer: Packer, pieces: list[Piece], reserve: Callable[[int], int]) -> list[Piece]:
+    """Re-split (by ``packer``'s levels) every piece whose size plus
+    ``reserve(piece.start)`` exceeds the packer's budget.
 
     ``reserve`` is what will be prepended to a chunk starting there (its context). A
     reserve over half the budget is not honoured: such a context is not prepended.
     """
+    budget = packer.max_tokens
     out: list[Piece] = []
     todo = pieces[::-1]
     while todo:
@@ -57,10 +66,9 @@ def fit_reserve(
         if extra > budget // 2 or piece.size + extra <= budget:
             out.append(piece)
             continue
-        packer.max_tokens = budget - extra
-        parts = packer.run(Run([piece.start, piece.end], piece.cut, piece.cut))
+        tighter = replace(packer, max_tokens=budget - extra, reserve=None)
+        parts = tighter.run(Run([piece.start, piece.end], piece.cut, piece.cut))
         todo.extend(parts[::-1])
-    packer.max_tokens = budget
     return out
 
 

@@ -5,8 +5,9 @@ paragraphs, code entities, sentences) for ``hybrid`` — and score every boundar
 two atoms. The semantic score compares the windows on either side of the boundary (each
 the mean of the vectors of up to ``buffer_size + 1`` atoms, so every atom is embedded
 once, never a concatenation); the threshold comes from the distances themselves by one
-of the four usual methods. ``hybrid`` adds a bonus for strong structural boundaries and a cost
-per chunk, so small neighbours with close meaning merge and headings still cut.
+of the four usual methods. ``hybrid`` (:mod:`fissure.split.hybrid`) adds what the rank of
+the boundary is worth and a cost per chunk, so small neighbours with close meaning merge and
+headings still cut.
 
 The cuts are chosen by dynamic programming over the atoms: the set of boundaries that
 maximises the total score with every chunk within ``max_tokens`` (and, where possible,
@@ -16,14 +17,21 @@ forces it, and its reason says so.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from fissure.config import ChunkSettings
+from fissure.ranks import START
 from fissure.size.ruler import Table
-from fissure.split.pack import Packer, Piece
+from fissure.split import levels as lv
+from fissure.split.pack import Packer, Piece, Run
+from fissure.types import Embedder
+
+# ``blend(atom, semantic)``: the score of the cut in front of ``atom`` given its semantic
+# score (``hybrid`` adds the structure; ``semantic`` takes the semantic score alone).
+Blend = Callable[[Piece, float], float]
 
 METHODS = {"percentile": 95.0, "standard_deviation": 3.0, "interquartile": 1.5, "gradient": 95.0}
 _SHORT = {
@@ -32,34 +40,6 @@ _SHORT = {
     "interquartile": "mean+IQR×",
     "gradient": "gradient p",
 }
-
-# How much a structural boundary is worth as a cut in ``hybrid`` (a chunk costs 0.5).
-_HEADING = re.compile(r"^(?:section|heading) (\d+)$")
-_BLOCKS = {
-    "class": 0.9,
-    "function": 0.8,
-    "method": 0.7,
-    "imports": 0.7,
-    "page": 0.8,
-    "cell": 0.6,
-    "paragraph": 0.5,
-    "code": 0.5,
-    "table": 0.5,
-    "list": 0.4,
-    "blockquote": 0.4,
-    "key": 0.5,
-    "document": 0.9,
-    "front_matter": 0.8,
-    "gap": 0.3,
-    "line": 0.2,
-    "sentence": 0.1,
-    "row": 0.1,
-    "item": 0.2,
-    "word": -0.5,
-    "char": -1.0,
-}
-CHUNK_COST = 0.5
-SEMANTIC_WEIGHT = 0.5  # in hybrid: the semantic score (clipped to ±1) counts half
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +101,6 @@ def boundary_distances(vectors: np.ndarray, buffer: int) -> np.ndarray:
     return 1.0 - np.einsum("ij,ij->i", left, right)
 
 
-def structure_score(cut: str) -> float:
-    """How strong a structural boundary is, from its name (``section 2``, ``paragraph``)."""
-    m = _HEADING.match(cut)
-    if m:
-        return max(0.6, 1.2 - 0.1 * int(m.group(1)))
-    return _BLOCKS.get(cut, 0.3)
-
-
 def choose_cuts(
     table: Table,
     scores: Sequence[float],
@@ -162,26 +134,25 @@ def choose_cuts(
     return starts[::-1]
 
 
-def semantic_atoms(packer: Packer, budget: int) -> list[Piece]:
-    """Sentences, each trimmed; a sentence over ``budget`` becomes word-cut pieces."""
-    from fissure.split import levels as lv
-    from fissure.split.pack import Run
-
+def semantic_atoms(packer: Packer) -> list[Piece]:
+    """Sentences, each trimmed; a sentence over ``budget`` (the packer's) becomes
+    word-cut pieces."""
     text = packer.text
     bounds = [0, *lv.SENTENCE.find(packer.ruler.index, 0, len(text)), len(text)]
     table = packer.ruler.table(bounds)
+    budget = packer.max_tokens
     atoms: list[Piece] = []
     for k in range(len(bounds) - 1):
         s, e = table.start(k), table.end(k)
         if s >= e:
             continue  # nothing visible in this sentence span
-        cut = "start" if k == 0 else "sentence"
+        cut = START if k == 0 else lv.SENTENCE.boundary
         size = table.size(k, k)
         if size <= budget:
             atoms.append(Piece(s, e, cut, size))
         else:
-            packer.max_tokens = budget
-            atoms.extend(packer.run(Run([bounds[k], bounds[k + 1]], cut, "word", (lv.WORD,))))
+            word = lv.WORD.boundary
+            atoms.extend(packer.run(Run([bounds[k], bounds[k + 1]], cut, word, (lv.WORD,))))
     return atoms
 
 
@@ -190,3 +161,50 @@ def reason(kind: str, distance: float, limit: float, label: str, score: float) -
     sem = f"semantic {distance:.2f} {'>' if distance > limit else '≤'} {label} {limit:.2f}"
     head = sem if kind in ("sentence", "start") else f"{kind}, {sem}"
     return head if score > 0 else f"budget ({head})"
+
+
+def meaning_pieces(
+    settings: ChunkSettings,
+    packer: Packer,
+    atoms: list[Piece],
+    embedder: Embedder,
+    blend: Blend | None = None,
+) -> tuple[list[Piece], Trace]:
+    """The best cuts between ``atoms`` under the packer's budget, scored by meaning (and
+    ``blend``), with the trace of what was seen."""
+    text, budget = packer.text, packer.max_tokens
+    if len(atoms) < 2:
+        return atoms, Trace(tuple((a.start, a.end) for a in atoms), (), 0.0, "none", (0,))
+    vectors = embedder.embed([text[a.start : a.end] for a in atoms])
+    dist = boundary_distances(vectors, settings.buffer_size)
+    if settings.target_chunks:
+        k = min(settings.target_chunks - 1, dist.size)
+        limit = float(np.sort(dist)[-k]) - 1e-9 if k > 0 else float("inf")
+        label = f"top{settings.target_chunks - 1}"
+    else:
+        limit, label = threshold(dist, settings.breakpoint, settings.breakpoint_amount)
+    spread = float(dist.std()) or 1.0
+    sem = np.clip((dist - limit) / spread, -2.0, 2.0)
+    scores = [0.0] * len(atoms)
+    for k in range(1, len(atoms)):
+        scores[k] = float(sem[k - 1]) if blend is None else blend(atoms[k], float(sem[k - 1]))
+    bounds = [a.start for a in atoms] + [atoms[-1].end]
+    table = packer.ruler.table(bounds)
+    starts = choose_cuts(table, scores, budget, settings.min_tokens)
+    pieces = []
+    for n, i in enumerate(starts):
+        j = starts[n + 1] if n + 1 < len(starts) else len(atoms)
+        why = None
+        if i > 0:
+            why = reason(atoms[i].cut.name, float(dist[i - 1]), limit, label, scores[i])
+        cut = atoms[i].cut if i else START
+        size = table.size(i, j - 1)
+        pieces.append(Piece(table.start(i), table.end(j - 1), cut, size, atoms[i].oversize, why))
+    trace = Trace(
+        tuple((a.start, a.end) for a in atoms),
+        tuple(float(x) for x in dist),
+        limit,
+        label,
+        tuple(starts),
+    )
+    return pieces, trace
