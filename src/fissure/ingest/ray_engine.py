@@ -220,11 +220,26 @@ def batches(
     weights = np.array([len(t.data) + DOC_WEIGHT for t in tasks], dtype=np.float64)
     total = float(weights.sum())
     count = max(calls * actors, -(-len(tasks) // most), int(np.ceil(total / most_bytes)))
-    count = min(len(tasks), -(-count // actors) * actors)
+    # At most one batch a document, and a multiple of ``actors`` wherever there are as many
+    # documents (a batch then holds two small documents over ``most_bytes``, not an extra
+    # call that leaves an actor idle).
+    room = len(tasks) if len(tasks) < actors else len(tasks) // actors * actors
+    count = min(room, -(-count // actors) * actors)
     # A document joins the batch whose share of the total its middle falls in.
     middles = np.cumsum(weights) - weights / 2
     group = np.minimum((middles * count / total).astype(np.int64), count - 1)
     edges = [0, *(np.flatnonzero(np.diff(group)) + 1).tolist(), len(tasks)]
+    # A heavy document can fill the shares of several batches, leaving some empty: split
+    # the heaviest batches in two until there are ``count`` again.
+    ends = np.concatenate([[0.0], np.cumsum(weights)])
+    while len(edges) - 1 < count:
+        spans = [(ends[b] - ends[a], a, b) for a, b in zip(edges, edges[1:], strict=False)]
+        splittable = [s for s in spans if s[2] - s[1] > 1]
+        if not splittable:
+            break
+        _, a, b = max(splittable)
+        half = int(np.searchsorted(ends, (ends[a] + ends[b]) / 2, side="right")) - 1
+        edges.insert(edges.index(b), min(max(half, a + 1), b - 1))
     return [tasks[a:b] for a, b in zip(edges, edges[1:], strict=False)]
 
 
