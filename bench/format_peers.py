@@ -51,7 +51,8 @@ def markdown_input(limit: int) -> tuple[str, list[Item]]:
         path = corpora.rust_docs_root() / "releases.md"
         data = path.read_bytes()[:limit]
         return f"`{path}` (Rust release notes)", [_item(path.name, data)]
-    items, used = [], 0
+    items: list[Item] = []
+    used = 0
     for path in paths:
         data = path.read_bytes()
         if items and used + len(data) > limit:
@@ -112,7 +113,9 @@ def time_format(
                 continue
             live.append((row, split))
     parses = [("fissure.parse.parse", _fissure_parse(fmt)), *LIBRARIES[fmt]]
-    parse_rows = [{"system": name, "budget": "parse only", "cpu_s": []} for name, _ in parses]
+    parse_rows: list[dict[str, Any]] = [
+        {"system": name, "budget": "parse only", "cpu_s": []} for name, _ in parses
+    ]
     for call in (c for _, c in parses):
         call(items[0])
     for repeat in range(repeats):

@@ -168,7 +168,7 @@ def llama_markdown(budget: Budget) -> Split:
 
     def split(item: Item) -> list[str]:
         nodes = sections.get_nodes_from_documents([Document(text=item.text)])
-        return [n.get_content() for n in sentences.get_nodes_from_documents(nodes)]
+        return [n.get_content() for n in sentences.get_nodes_from_documents(nodes)]  # type: ignore[arg-type]
 
     return split
 
