@@ -273,7 +273,7 @@ def _markdown_it_py(item: Item) -> Any:
 def _pyromark(item: Item) -> Any:
     import pyromark
 
-    return pyromark.events_with_range(item.text)
+    return list(pyromark.events_with_range(item.text))  # the call is lazy: walk every event
 
 
 def _ast(item: Item) -> Any:
