@@ -209,3 +209,27 @@ def test_an_upload_in_memory_or_on_disk_is_spooled_whole_once(tmp_path: Path, si
     assert again == done
     assert [p for p in spool.objects.rglob("*") if p.is_file()] == [spool.path(done.digest)]
     assert list(spool.tmp.iterdir()) == []
+
+
+def test_the_engines_queue_copies_the_log_into_the_database_outside_the_uploads(
+    tmp_path: Path,
+) -> None:
+    """Uploads' commits leave the checkpoint to the engine's queue (a thread, every second,
+    outside the writer lock): the rows reach the database file with no upload doing it,
+    and the engine's own commits do not wait for the disk."""
+    api = SQLiteQueue(tmp_path)
+    engine = SQLiteQueue(tmp_path, worker=True)
+    assert api._conn().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    assert engine._conn().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    before = api.path.stat().st_size
+    spool = Spool(tmp_path / "spool")
+    uploads = [incoming(spool, os.urandom(3000)) for _ in range(60)]
+    api.submit([new_job("a", u) for u in uploads],
+               {u.complete().digest: u.held() or b"" for u in uploads})  # fmt: skip
+    deadline = time.monotonic() + 30
+    while api.path.stat().st_size < before + 60 * 3000 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert api.path.stat().st_size >= before + 60 * 3000  # checkpointed by the engine's thread
+    assert len(engine.blobs([u.complete().digest for u in uploads])) == 60
+    engine.close()
+    api.close()

@@ -72,7 +72,7 @@ class Engine:
             window_share=s.chunk.embed_window_share,
             embed_headings=s.chunk.embed_headings,
         )
-        self.queue = open_queue(s)
+        self.queue = open_queue(s, worker=True)
         self.spool = Spool(s.spool_folder)
         # Stable across restarts (a restarted engine takes back its own leases at once), and
         # one per service process: its own folder, on its own machine.

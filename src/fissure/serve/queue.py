@@ -150,9 +150,9 @@ class JobQueue(Protocol):
         ...
 
 
-def open_queue(settings: ServiceSettings) -> JobQueue:
+def open_queue(settings: ServiceSettings, *, worker: bool = False) -> JobQueue:
     """The queue ``settings`` name: PostgreSQL with ``database``, else SQLite in the store
-    folder.
+    folder (``worker``: opened by the engine, see :class:`SQLiteQueue`).
 
     Raises:
         ConfigError: The SQLite file cannot be opened.
@@ -170,4 +170,4 @@ def open_queue(settings: ServiceSettings) -> JobQueue:
         return PostgresQueue(settings.database, **options)
     from fissure.serve.sqlite_queue import SQLiteQueue
 
-    return SQLiteQueue(settings.store, **options)
+    return SQLiteQueue(settings.store, worker=worker, **options)

@@ -51,6 +51,7 @@ from fissure.serve.sqlite_rows import (
 
 FILENAME = "queue.sqlite3"
 LOCKNAME = "queue.lock"
+CHECKPOINT_SECONDS = 1.0
 # Bytes no job needs any more: none that is still spooled names them.
 UNNEEDED = "NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.digest = blobs.digest AND jobs.spooled = 1)"
 _EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
@@ -64,6 +65,8 @@ class SQLiteQueue:
         max_attempts: Attempts before the dead-letter queue.
         backoff_seconds: Wait before the first retry (doubling each attempt).
         backoff_max_seconds: Longest wait.
+        worker: Opened by the engine: its commits do not wait for the disk, and a thread
+            checkpoints the log every second (uploads' commits never do it in their lock).
 
     Raises:
         ConfigError: The database cannot be opened.
@@ -76,8 +79,10 @@ class SQLiteQueue:
         max_attempts: int = 3,
         backoff_seconds: float = 2.0,
         backoff_max_seconds: float = 300.0,
+        worker: bool = False,
     ) -> None:
         self.path = Path(folder) / FILENAME
+        self._worker = self._checkpoints = worker
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
         self.backoff_max_seconds = backoff_max_seconds
@@ -92,6 +97,17 @@ class SQLiteQueue:
                 self._conn().executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the job queue {self.path}: {exc}") from exc
+        self._stop = threading.Event()
+        if worker:
+            threading.Thread(target=self._checkpoint, name="queue-checkpoint", daemon=True).start()
+
+    def _checkpoint(self) -> None:
+        """Copy the log into the database now and then (PASSIVE: writers go on meanwhile)."""
+        while not self._stop.wait(CHECKPOINT_SECONDS):
+            try:
+                self._conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error:  # busy or closing: the next round tries again
+                continue
 
     # -- connections --------------------------------------------------------------------
 
@@ -102,7 +118,13 @@ class SQLiteQueue:
                 self.path, timeout=60, isolation_level=None, check_same_thread=False
             )
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
+            # A worker's writes (leases, completions) may be lost to a power cut: the job
+            # then runs again, and the store's writes are idempotent. Not waiting for the
+            # disk inside the writer lock keeps the uploads' commits from queueing behind.
+            conn.execute(f"PRAGMA synchronous={'NORMAL' if self._worker else 'FULL'}")
+            # The worker copies the log into the database (below), outside the writer lock;
+            # a commit does it only past 100,000 pages, should no worker run.
+            conn.execute(f"PRAGMA wal_autocheckpoint={100_000 if self._checkpoints else 1000}")
             self._local.conn = conn
             with self._opened:
                 self._all.append(conn)
@@ -132,6 +154,7 @@ class SQLiteQueue:
 
     def close(self) -> None:
         """Close every connection this object opened."""
+        self._stop.set()
         with self._opened:
             for conn in self._all:
                 conn.close()
