@@ -18,7 +18,8 @@ from fissure.errors import StoreError
 from fissure.serve.commits import GroupCommit
 from fissure.serve.jobs import NewJob
 from fissure.serve.spool import IN_MEMORY, Incoming, Spool
-from fissure.serve.sqlite_queue import LOCKNAME, SQLiteQueue
+from fissure.serve.sqlite_db import LOCKNAME
+from fissure.serve.sqlite_queue import SQLiteQueue
 from fissure.serve.uploads import MultipartFiles, Refused
 
 
@@ -113,16 +114,16 @@ def test_a_full_queue_refuses_the_batch_and_keeps_nothing_of_it(
     the transaction: every request in it gets a StoreError, no job and no bytes remain, and
     the queue takes uploads again once it has room."""
     spool, queue = Spool(tmp_path / "spool"), SQLiteQueue(tmp_path)
-    (pages,) = queue._conn().execute("PRAGMA page_count").fetchone()
+    (pages,) = queue._db.conn().execute("PRAGMA page_count").fetchone()
     limit = [pages]  # the database may not grow past its size now
-    opened = queue._conn
+    opened = queue._db.conn
 
     def limited() -> sqlite3.Connection:  # the limit is per connection: set on each use
         conn = opened()
         conn.execute(f"PRAGMA max_page_count = {limit[0]}")
         return conn
 
-    monkeypatch.setattr(queue, "_conn", limited)
+    monkeypatch.setattr(queue._db, "conn", limited)
 
     async def everyone(uploads: list[Incoming]) -> list[object]:
         commits = GroupCommit(queue)
@@ -219,8 +220,8 @@ def test_the_engines_queue_copies_the_log_into_the_database_outside_the_uploads(
     and the engine's own commits do not wait for the disk."""
     api = SQLiteQueue(tmp_path)
     engine = SQLiteQueue(tmp_path, worker=True)
-    assert api._conn().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
-    assert engine._conn().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    assert api._db.conn().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    assert engine._db.conn().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
     before = api.path.stat().st_size
     spool = Spool(tmp_path / "spool")
     uploads = [incoming(spool, os.urandom(3000)) for _ in range(60)]

@@ -1,25 +1,19 @@
 """The embedded job queue: SQLite in WAL mode, in the store folder; no server needed.
 
-Every write is one ``BEGIN IMMEDIATE`` transaction committed with ``synchronous=FULL``, so
-a job is on disk before the API answers 202. Several processes share the file (uvicorn
-workers, the engine); writers take a lock first — a thread lock within a process, then an
-advisory lock on ``queue.lock`` across processes, which wakes the next writer the moment the
-last one commits — so no writer sleeps in SQLite's busy handler, whose back-off (1 ms
-growing to 100 ms per try) would be added to an upload's answer. The SQL is kept portable
+Every write is one ``BEGIN IMMEDIATE`` transaction; an upload's is committed with
+``synchronous=FULL``, so a job (and a small upload's bytes) is on disk before the API
+answers 202. Several processes share the file (uvicorn workers, the engine), one writer at
+a time (:mod:`fissure.serve.sqlite_db`). The SQL is kept portable
 (``ON CONFLICT``, ``RETURNING``-free reads, no SQLite-only functions) so a PostgreSQL
 queue can follow it statement by statement.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +31,7 @@ from fissure.serve.jobs import (
     Submitted,
     wanted_blobs,
 )
+from fissure.serve.sqlite_db import Connections
 from fissure.serve.sqlite_rows import (
     DOCUMENT_COLUMNS,
     JOB_COLUMNS,
@@ -50,8 +45,6 @@ from fissure.serve.sqlite_rows import (
 )
 
 FILENAME = "queue.sqlite3"
-LOCKNAME = "queue.lock"
-CHECKPOINT_SECONDS = 1.0
 # Bytes no job needs any more: none that is still spooled names them.
 UNNEEDED = "NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.digest = blobs.digest AND jobs.spooled = 1)"
 _EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
@@ -65,8 +58,7 @@ class SQLiteQueue:
         max_attempts: Attempts before the dead-letter queue.
         backoff_seconds: Wait before the first retry (doubling each attempt).
         backoff_max_seconds: Longest wait.
-        worker: Opened by the engine: its commits do not wait for the disk, and a thread
-            checkpoints the log every second (uploads' commits never do it in their lock).
+        worker: Opened by the engine (see :class:`~fissure.serve.sqlite_db.Connections`).
 
     Raises:
         ConfigError: The database cannot be opened.
@@ -82,88 +74,19 @@ class SQLiteQueue:
         worker: bool = False,
     ) -> None:
         self.path = Path(folder) / FILENAME
-        self._worker = self._checkpoints = worker
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
         self.backoff_max_seconds = backoff_max_seconds
-        self._local = threading.local()
-        self._lock = threading.Lock()  # one writer at a time in this process
-        self._opened = threading.Lock()
-        self._all: list[sqlite3.Connection] = []
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = -1
-            with self._lock:
-                self._conn().executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
+            self._db = Connections(self.path, worker=worker)
+            self._db.script(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the job queue {self.path}: {exc}") from exc
-        self._stop = threading.Event()
-        if worker:
-            threading.Thread(target=self._checkpoint, name="queue-checkpoint", daemon=True).start()
-
-    def _checkpoint(self) -> None:
-        """Copy the log into the database now and then (PASSIVE: writers go on meanwhile)."""
-        while not self._stop.wait(CHECKPOINT_SECONDS):
-            try:
-                self._conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
-            except sqlite3.Error:  # busy or closing: the next round tries again
-                continue
-
-    # -- connections --------------------------------------------------------------------
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self.path, timeout=60, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            # A worker's writes (leases, completions) may be lost to a power cut: the job
-            # then runs again, and the store's writes are idempotent. Not waiting for the
-            # disk inside the writer lock keeps the uploads' commits from queueing behind.
-            conn.execute(f"PRAGMA synchronous={'NORMAL' if self._worker else 'FULL'}")
-            # The worker copies the log into the database (below), outside the writer lock;
-            # a commit does it only past 100,000 pages, should no worker run.
-            conn.execute(f"PRAGMA wal_autocheckpoint={100_000 if self._checkpoints else 1000}")
-            self._local.conn = conn
-            with self._opened:
-                self._all.append(conn)
-        return conn
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken at once (no lock upgrade that could deadlock)."""
-        conn = self._conn()
-        with self._lock:
-            if self._writer < 0:
-                self._writer = os.open(self.path.parent / LOCKNAME, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(self._writer, fcntl.LOCK_EX)
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            finally:
-                fcntl.flock(self._writer, fcntl.LOCK_UN)
-
-    def _read(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        return self._conn().execute(sql, args).fetchall()
 
     def close(self) -> None:
         """Close every connection this object opened."""
-        self._stop.set()
-        with self._opened:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        with self._lock:
-            if self._writer >= 0:
-                os.close(self._writer)
-                self._writer = -1
-        self._local = threading.local()
+        self._db.close()
 
     # -- submitting ---------------------------------------------------------------------
 
@@ -178,7 +101,7 @@ class SQLiteQueue:
         now = time.time()
         out = []
         try:
-            with self._tx() as db:
+            with self._db.tx() as db:
                 for new in jobs:
                     found = job_where(
                         db, "namespace = ? AND document_id = ?", new.namespace, new.document_id
@@ -228,7 +151,7 @@ class SQLiteQueue:
     def lease(self, worker: str, n: int, lease_seconds: float) -> list[Job]:
         """See :meth:`JobQueue.lease`."""
         now = time.time()
-        with self._tx() as db:
+        with self._db.tx() as db:
             self._expire(db, now)
             ids = [
                 i
@@ -266,7 +189,7 @@ class SQLiteQueue:
             return []
         now = time.time()
         held = []
-        with self._tx() as db:
+        with self._db.tx() as db:
             for job_id in job_ids:
                 n = db.execute(
                     "UPDATE jobs SET lease_until = ? WHERE id = ? AND worker = ? "
@@ -280,7 +203,7 @@ class SQLiteQueue:
     def release(self, worker: str) -> int:
         """See :meth:`JobQueue.release`."""
         now = time.time()
-        with self._tx() as db:
+        with self._db.tx() as db:
             rows = db.execute(
                 "SELECT id, attempts FROM jobs WHERE state = 'running' AND worker = ?", (worker,)
             ).fetchall()
@@ -296,7 +219,7 @@ class SQLiteQueue:
         """See :meth:`JobQueue.complete`."""
         now = time.time()
         n = 0
-        with self._tx() as db:
+        with self._db.tx() as db:
             for item in done:
                 hit = db.execute(
                     "UPDATE jobs SET state = 'done', chunks = ?, finished = ?, updated = ?, "
@@ -313,7 +236,7 @@ class SQLiteQueue:
     def fail(self, worker: str, job_id: str, reason: Reason, *, retryable: bool) -> Job | None:
         """See :meth:`JobQueue.fail`."""
         now = time.time()
-        with self._tx() as db:
+        with self._db.tx() as db:
             row = db.execute(
                 "SELECT attempts FROM jobs WHERE id = ? AND worker = ? AND state = 'running'",
                 (job_id, worker),
@@ -353,7 +276,7 @@ class SQLiteQueue:
 
     def get(self, namespace: str, job_id: str) -> Job | None:
         """See :meth:`JobQueue.get`."""
-        return job_where(self._conn(), "namespace = ? AND id = ?", namespace, job_id)
+        return job_where(self._db.conn(), "namespace = ? AND id = ?", namespace, job_id)
 
     def list_jobs(
         self, namespace: str, state: JobState | None, cursor: str | None, limit: int
@@ -362,7 +285,7 @@ class SQLiteQueue:
         after = cursor_seq(cursor)
         where = "namespace = ? AND seq > ?" + (" AND state = ?" if state else "")
         args: tuple[Any, ...] = (namespace, after, state) if state else (namespace, after)
-        rows = self._read(
+        rows = self._db.read(
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq LIMIT ?", *args, limit + 1
         )
         jobs = [to_job(r) for r in rows[:limit]]
@@ -371,7 +294,7 @@ class SQLiteQueue:
 
     def events(self, namespace: str, after: int, limit: int) -> list[Event]:
         """See :meth:`JobQueue.events`."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT seq, namespace, job_id, document_id, state, attempts, time, message "
             "FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?",
             namespace,
@@ -382,13 +305,13 @@ class SQLiteQueue:
 
     def last_event(self, namespace: str) -> int:
         """See :meth:`JobQueue.last_event`."""
-        rows = self._read("SELECT MAX(seq) FROM events WHERE namespace = ?", namespace)
+        rows = self._db.read("SELECT MAX(seq) FROM events WHERE namespace = ?", namespace)
         return int(rows[0][0] or 0)
 
     def retry(self, namespace: str, job_id: str) -> Job | None:
         """See :meth:`JobQueue.retry`."""
         now = time.time()
-        with self._tx() as db:
+        with self._db.tx() as db:
             n = db.execute(
                 "UPDATE jobs SET state = 'queued', attempts = 0, not_before = ?, updated = ?, "
                 "finished = NULL WHERE namespace = ? AND id = ? AND state = 'failed'",
@@ -400,7 +323,7 @@ class SQLiteQueue:
 
     def delete_failed(self, namespace: str, job_id: str) -> bool:
         """See :meth:`JobQueue.delete_failed`."""
-        with self._tx() as db:
+        with self._db.tx() as db:
             job = job_where(db, "namespace = ? AND id = ? AND state = 'failed'", namespace, job_id)
             if job is None:
                 return False
@@ -414,7 +337,7 @@ class SQLiteQueue:
 
     def document(self, namespace: str, document_id: str) -> DocumentRecord | None:
         """See :meth:`JobQueue.document`."""
-        rows = self._read(
+        rows = self._db.read(
             f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ? AND document_id = ?",
             namespace,
             document_id,
@@ -423,7 +346,7 @@ class SQLiteQueue:
 
     def forget_document(self, namespace: str, document_id: str) -> bool:
         """See :meth:`JobQueue.forget_document`."""
-        with self._tx() as db:
+        with self._db.tx() as db:
             n = db.execute(
                 "DELETE FROM documents WHERE namespace = ? AND document_id = ?",
                 (namespace, document_id),
@@ -443,16 +366,16 @@ class SQLiteQueue:
         args = (namespace,) if namespace else ()
         by_state = {
             state: int(n)
-            for state, n in self._read(
+            for state, n in self._db.read(
                 f"SELECT state, COUNT(*) FROM jobs {where} GROUP BY state", *args
             )
         }
-        spool = self._read("SELECT COALESCE(SUM(size), 0) FROM jobs WHERE spooled = 1")
+        spool = self._db.read("SELECT COALESCE(SUM(size), 0) FROM jobs WHERE spooled = 1")
         return Counts(by_state, int(spool[0][0]))
 
     def finished_since(self, since: float) -> tuple[int, int]:
         """See :meth:`JobQueue.finished_since`."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT COUNT(*), COALESCE(SUM(chunks), 0) FROM jobs WHERE state = 'done' "
             "AND finished >= ?",
             since,
@@ -463,7 +386,7 @@ class SQLiteQueue:
 
     def purge(self, done_before: float, failed_before: float, spool_before: float) -> int:
         """See :meth:`JobQueue.purge`."""
-        with self._tx() as db:
+        with self._db.tx() as db:
             n = db.execute(
                 "UPDATE jobs SET spooled = 0 WHERE state = 'done' AND finished < ? AND spooled = 1",
                 (spool_before,),
@@ -491,7 +414,7 @@ class SQLiteQueue:
             part = list(digests[at : at + 500])
             marks = ",".join("?" * len(part))
             sql = f"SELECT digest, data FROM blobs WHERE digest IN ({marks})"
-            found.update((d, bytes(b)) for d, b in self._read(sql, *part))
+            found.update((d, bytes(b)) for d, b in self._db.read(sql, *part))
         return found
 
     def referenced(self, digests: Sequence[str]) -> set[str]:
@@ -502,7 +425,7 @@ class SQLiteQueue:
             marks = ",".join("?" * len(part))
             found.update(
                 d
-                for (d,) in self._read(
+                for (d,) in self._db.read(
                     f"SELECT DISTINCT digest FROM jobs WHERE spooled = 1 AND digest IN ({marks})",
                     *part,
                 )
