@@ -119,8 +119,8 @@ class Incoming:
         self._hash = hashlib.sha256()
         self._head = bytearray()
         self._path: Path | None = None  # named when the bytes first go to a file
-        # Most uploads are small: they stay in memory until finish() writes them in one go
-        # (on the thread that fsyncs), and only a large one is streamed to a file as it comes.
+        # Most uploads are small: they stay in memory (held() hands them to the queue's
+        # transaction), and only a large one is streamed to a file as it comes.
         self._memory: bytearray | None = bytearray()
         self._file: BinaryIO | None = None
         self._done: Spooled | None = None

@@ -15,7 +15,7 @@ import fcntl
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,15 @@ class Connections:
     def read(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         """The rows of one statement."""
         return self.conn().execute(sql, args).fetchall()
+
+    def read_in(self, sql: str, keys: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of ``sql``, whose ``IN ({})`` takes ``keys``: 500 at a time, under
+        SQLite's limit on bound parameters."""
+        rows: list[tuple[Any, ...]] = []
+        for at in range(0, len(keys), 500):
+            part = list(keys[at : at + 500])
+            rows += self.read(sql.format(",".join("?" * len(part))), *part)
+        return rows
 
     def _checkpoints(self) -> None:
         while not self._stop.wait(CHECKPOINT_SECONDS):

@@ -409,25 +409,10 @@ class SQLiteQueue:
 
     def blobs(self, digests: Sequence[str]) -> dict[str, bytes]:
         """See :meth:`JobQueue.blobs`."""
-        found: dict[str, bytes] = {}
-        for at in range(0, len(digests), 500):
-            part = list(digests[at : at + 500])
-            marks = ",".join("?" * len(part))
-            sql = f"SELECT digest, data FROM blobs WHERE digest IN ({marks})"
-            found.update((d, bytes(b)) for d, b in self._db.read(sql, *part))
-        return found
+        rows = self._db.read_in("SELECT digest, data FROM blobs WHERE digest IN ({})", digests)
+        return {d: bytes(b) for d, b in rows}
 
     def referenced(self, digests: Sequence[str]) -> set[str]:
         """See :meth:`JobQueue.referenced`."""
-        found: set[str] = set()
-        for at in range(0, len(digests), 500):
-            part = list(digests[at : at + 500])
-            marks = ",".join("?" * len(part))
-            found.update(
-                d
-                for (d,) in self._db.read(
-                    f"SELECT DISTINCT digest FROM jobs WHERE spooled = 1 AND digest IN ({marks})",
-                    *part,
-                )
-            )
-        return found
+        sql = "SELECT DISTINCT digest FROM jobs WHERE spooled = 1 AND digest IN ({})"
+        return {d for (d,) in self._db.read_in(sql, digests)}
