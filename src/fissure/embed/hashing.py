@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,7 +29,14 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
+            words = _WORD.findall(text.lower())
+            if words:
+                buckets = [_hashed(word) % self.dim for word in words]
+                out[row] = np.bincount(buckets, minlength=self.dim)
         return normalize_rows(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _hashed(word: str) -> int:
+    """The word's 64-bit hash (kept: the same words recur across a document's chunks)."""
+    return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
