@@ -40,6 +40,19 @@ def test_settings_object_and_defaults():
     assert Chunker(settings).settings is settings
 
 
+def test_a_sizer_given_by_name_is_the_tokenizer_setting():
+    by_name = Chunker(sizer="chars", max_tokens=40)
+    assert by_name.settings.tokenizer == "chars" and by_name.sizer.name == "chars"
+    text = "One sentence here. " * 30
+    chunks = by_name.chunk(text)
+    assert [c.text for c in chunks] == [
+        c.text for c in Chunker(tokenizer="chars", max_tokens=40).chunk(text)
+    ]
+    assert all(len(c.text) <= 40 and text[c.start : c.end] == c.text for c in chunks)
+    with pytest.raises(ConfigError, match="unknown tokenizer"):
+        Chunker(sizer="nope")
+
+
 def test_chunk_function_reads_paths_and_treats_strings_as_text():
     path = SAMPLES / "tremors.txt"
     from_path = fissure.chunk(path, max_tokens=60)

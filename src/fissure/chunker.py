@@ -50,7 +50,8 @@ class Chunker:
 
     Args:
         settings: A :class:`ChunkSettings`; or pass its fields as keywords.
-        sizer: A ready :class:`~fissure.size.Sizer` to use instead of ``settings.tokenizer``.
+        sizer: A ready :class:`~fissure.size.Sizer` to use instead of ``settings.tokenizer``,
+            or a tokenizer name or path, which replaces that setting (as ``tokenizer=``).
         embedder: For ``semantic``/``hybrid``: a ready embedder, or a spec string that
             replaces ``settings.embedder`` (the keyword is shared with that setting).
         limits: Bounds on each document (:class:`~fissure.limits.Limits`): here the
@@ -74,7 +75,7 @@ class Chunker:
         self,
         settings: ChunkSettings | None = None,
         *,
-        sizer: Sizer | None = None,
+        sizer: Sizer | str | None = None,
         embedder: Embedder | str | None = None,
         limits: Limits | None = None,
         **fields: Any,
@@ -82,6 +83,8 @@ class Chunker:
         self.limits = limits or bounds.DEFAULT_LIMITS
         if isinstance(embedder, str):
             fields["embedder"], embedder = embedder, None
+        if isinstance(sizer, str):
+            fields["tokenizer"], sizer = sizer, None
         base = settings or ChunkSettings()
         self.settings = replace(base, **fields) if fields else base
         self.sizer = sizer or as_sizer(self.settings.tokenizer)

@@ -58,9 +58,13 @@ def parse(text: str, *, source: str, outputs: bool = False) -> Document:
     """
     if text.count('"cell_type"') > limits.MAX_CELLS:
         raise ValueError(f"a notebook of more than {limits.MAX_CELLS:,} cells")
-    _check_version(text)
+    data = _checked_json(text)
     try:
-        notebook = nbformat.reads(text, as_version=4)
+        # From the JSON already read; no schema validation (nbformat's only logs its
+        # findings, and _check_cells checks what the blocks need).
+        major, minor = nbformat.reader.get_version(data)
+        as_read = nbformat.versions[major].to_notebook_json(data, minor=minor)
+        notebook = nbformat.convert(as_read, 4)
     except (AttributeError, TypeError, KeyError, IndexError) as exc:  # nbformat on odd JSON
         raise ValueError(f"not a valid notebook ({type(exc).__name__}: {exc})") from None
     _check_cells(notebook)
@@ -123,9 +127,9 @@ def _add_outputs(cell: Any, index: int, parts: list[str], cells: list[Block], cu
     return cursor
 
 
-def _check_version(text: str) -> None:
-    """Raise ValueError unless the JSON names notebook format 3 or 4 (what Jupyter has
-    written since 2012): without the key nbformat takes a file for format 1 and its old
+def _checked_json(text: str) -> dict[str, Any]:
+    """The notebook's JSON; ValueError unless it names notebook format 3 or 4 (what Jupyter
+    has written since 2012): without the key nbformat takes a file for format 1 and its old
     upgrade code fails on anything odd with errors of its own (UnboundLocalError)."""
     try:
         data = json.loads(text)
@@ -136,6 +140,7 @@ def _check_version(text: str) -> None:
     version = data.get("nbformat") if isinstance(data, dict) else None
     if type(version) is not int or version not in (3, 4):
         raise ValueError(f"not a valid notebook: nbformat is {version!r}, not 3 or 4")
+    return data
 
 
 def _check_cells(notebook: Any) -> None:
