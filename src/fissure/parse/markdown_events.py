@@ -30,6 +30,8 @@ from fissure.types import Block
 
 _TITLE_SOURCE_LIMIT = 500  # as markdown.py: a longer heading is titled by markdown-it itself
 _BLANK = frozenset((" ", "\t", "\r", "\n", 32, 9, 13, 10))  # str and bytes items
+# A line a GFM table's delimiter row could be (markdown-it's table rule reads it so).
+_DELIMITER_ROW = re.compile(r"^[ \t>]*[|:-][ \t|:-]*\r?$", re.MULTILINE)
 _FENCE = re.compile(r"([`~])\1{2,}")
 _LEAVES = {"CodeBlock": "code", "HtmlBlock": "html"}
 _CONTAINERS = {"Paragraph": "paragraph", "BlockQuote": "blockquote", "List": "list",
@@ -70,8 +72,17 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...]:
     rest = text[starts[first] :] if first < len(starts) else ""
     if rest:
         events = pyromark.events_with_range(rest, options=pyromark.Options.ENABLE_TABLES)
-        _Walker(builder, rest, first).walk(events)
+        try:
+            _Walker(builder, rest, first).walk(events)
+        except _Disagree:
+            from fissure.parse.markdown import markdown_it_blocks
+
+            return markdown_it_blocks(text, offset)
     return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
+
+
+class _Disagree(Exception):
+    """pulldown-cmark builds a structure markdown-it-py (rightly) would not: let it parse."""
 
 
 def _front_matter(text: str, starts: list[int]) -> int:
@@ -104,6 +115,7 @@ class _Walker:
         self.loose: tuple[int, int] | None = None  # a tight item's text: (first byte, end byte)
         self.title: list[str] | None = None  # inside a heading: its title's pieces
         self.title_span: list[int] = []
+        self.by_source = False  # the heading's title is markdown-it's reading of its source
         self.image: int | None = None  # inside a heading's image: where its label starts
         self.item_end = 0  # where the last list item ended (byte)
         self.skip = False  # inside a leaf (code, html): its inner events add nothing
@@ -138,6 +150,10 @@ class _Walker:
     def start(self, tag: Any, span: dict[str, int]) -> None:
         name = tag if type(tag) is str else next(iter(tag))
         if name in _INLINE_CONTAINERS:
+            if self.title is not None and name in ("Link", "Image"):
+                # markdown-it titles a heading without the document's definitions: a
+                # reference link stays its source text, so let it title this one
+                self.by_source |= tag[name]["link_type"] not in ("Inline", "Autolink", "Email")
             if self.title is not None and name == "Image":
                 self.image = span["start"] + 2
             elif not self.skip:
@@ -152,6 +168,7 @@ class _Walker:
             self.builder.open("heading", *lines, int(tag["Heading"]["level"][1]))
             self.title, self.title_span = [], []
         elif name in ("TableHead", "TableRow"):
+            self.check_row(lines[0])
             self.builder.open_row(*lines)
         else:
             self.builder.open(_CONTAINERS.get(name), *lines)
@@ -168,14 +185,17 @@ class _Walker:
             self.kinds.pop()
             return
         self.flush()
-        if name == "Item":
+        if name == "Paragraph":
+            self.check_table(span["start"], span["end"])
+        elif name == "Item":
             self.item_end = span["end"]
         elif name == "List":  # pulldown's list range runs on over link reference definitions
             frame = self.builder.stack[-1]  # and the next line's "> ": end at its last item
             frame.last_line = self.lines(span["start"], self.item_end)[1]
         if name == "Heading":
+            self.check_table(span["start"], span["end"])  # a setext heading's lines
             self.builder.set_title(self.heading_title())
-            self.title = None
+            self.title, self.by_source = None, False
         self.kinds.pop()
         self.builder.close()
 
@@ -195,9 +215,26 @@ class _Walker:
     def flush(self) -> None:
         """Close the pending tight-item paragraph before the next block event."""
         if self.loose is not None:
+            self.check_table(*self.loose)
             self.builder.open("paragraph", *self.lines(*self.loose))
             self.builder.close()
             self.loose = None
+
+    def check_table(self, start: int, end: int) -> None:
+        """A paragraph line then a delimiter row is a GFM table that pulldown-cmark does not
+        let interrupt a paragraph (cmark-gfm and markdown-it do): markdown-it parses it."""
+        source = self.source(start, end)
+        if "|" in source and "-" in source:
+            second = source.find("\n") + 1
+            if second and _DELIMITER_ROW.search(source, second):
+                raise _Disagree
+
+    def check_row(self, line: int) -> None:
+        """A row indented as code ends markdown-it's table (the GFM spec does not say)."""
+        text, starts = self.builder.text, self.builder.starts
+        row = text[starts[line] : starts[line] + 8]
+        if len(row[: len(row) - len(row.lstrip(" \t"))].expandtabs(4)) >= 4:
+            raise _Disagree
 
     def image_label(self, span: dict[str, int]) -> None:
         """An image in a heading titles it by its raw label, as markdown-it's image token."""
@@ -211,10 +248,10 @@ class _Walker:
 
     def heading_title(self) -> str:
         pieces, span = self.title or [], self.title_span
-        if span and span[-1] - span[0] > _TITLE_SOURCE_LIMIT:
+        if span and (self.by_source or max(span) - min(span) > _TITLE_SOURCE_LIMIT):
             from fissure.parse.markdown import plain_title
 
-            return plain_title(self.source(span[0], span[-1]))
+            return plain_title(self.source(min(span), max(span)))
         return " ".join("".join(pieces).split())
 
     def source(self, start: int, end: int) -> str:
