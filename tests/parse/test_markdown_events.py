@@ -127,6 +127,9 @@ def test_documented_disagreements(text: str, kinds: list[str], markdown_it_kinds
         "- x\n  | a |\n  |---|\n",  # the same inside a tight item
         "- a | b\n--|--\n",  # a list item's line, a lazy delimiter row (markdown-it: a table)
         "> a | b\n|---|\n",  # the same in a quote
+        "> " * 30 + "x\n",  # deeper than markdown-it's nesting limit (it drops the rest)
+        "> - " * 12 + "x\n",
+        "".join("  " * i + "- a\n" for i in range(25)),
     ],
 )
 def test_where_pulldown_differs_markdown_it_parses(text: str) -> None:
@@ -137,4 +140,25 @@ def test_where_pulldown_differs_markdown_it_parses(text: str) -> None:
 @given(documents())
 def test_generated_documents_give_identical_blocks(text: str) -> None:
     assume(not _KNOWN.search(text))
+    assert_same(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# a\x00b\n\nx\x00y\n\n- \x00\n```a\x00b\nx\n```\n",  # NUL: markdown-it reads U+FFFD
+        "a\rb\r\r# h\r- x\r",  # old Mac line breaks
+        "\ufeff# h\n\nx\n",
+        "# h\u2028x\n\npara\x0c\n\n\x0c\n",
+        "\t- a\n\t\t- b\n",
+        "# é\n\n|é|b|\n|-|-|\n|ü|x|\n",  # byte ranges past non-ASCII text
+        "Title\n---\n\n  ```py\n  x\n ```\n",
+        "# a #\n## b ##   \n### c \\#\n\\# x\n",
+        "````\n```\n````\n",
+        "```a\\*b &amp; c\nx\n```\n",  # the info string as written
+        "# `a` <b>x</b> [l](u) ![i *j*](p) &copy; \\*\n",
+        "# " + "long words " * 60 + "\n",  # a title over 500 characters
+    ],
+)
+def test_edge_cases_give_identical_blocks(text: str) -> None:
     assert_same(text)

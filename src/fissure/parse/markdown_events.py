@@ -28,6 +28,9 @@ from fissure.parse.mdtree import TreeBuilder
 from fissure.parse.text import line_end, line_starts, nest_sections, with_wiki_headings
 from fissure.types import Block
 
+# markdown-it stops nesting at 20 token levels (maxNesting) and drops what is deeper; a
+# document that nests blocks this deep is left to it.
+_DEEP = 12
 _TITLE_SOURCE_LIMIT = 500  # as markdown.py: a longer heading is titled by markdown-it itself
 _BLANK = frozenset((" ", "\t", "\r", "\n", 32, 9, 13, 10))  # str and bytes items
 # A line a GFM table's delimiter row could be (markdown-it's table rule reads it so).
@@ -160,6 +163,8 @@ class _Walker:
                 self.inline(None, span)
             return
         self.flush()
+        if len(self.kinds) >= _DEEP:
+            raise _Disagree
         lines = self.lines(span["start"], span["end"])
         if name in _LEAVES:
             self.builder.leaf(_LEAVES[name], *lines, self.leaf_metadata(tag, lines))
@@ -252,7 +257,7 @@ class _Walker:
             from fissure.parse.markdown import plain_title
 
             return plain_title(self.source(min(span), max(span)))
-        return " ".join("".join(pieces).split())
+        return " ".join("".join(pieces).split()).replace("\0", "\ufffd")  # as markdown-it
 
     def source(self, start: int, end: int) -> str:
         if self.data is None:
@@ -270,6 +275,7 @@ class _Walker:
         row = self.builder.text[first : line_end(self.builder.text, self.builder.starts, lines[0])]
         fence = _FENCE.search(row)
         info = row[fence.end() :].strip() if fence else block["Fenced"].strip()
+        info = info.replace("\0", "\ufffd")  # markdown-it reads NUL so
         return {"lang": info.split()[0] if info else None, "fenced": True}
 
 
