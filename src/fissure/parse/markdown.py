@@ -17,13 +17,11 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from fissure import limits
 from fissure.parse import markdown_events as _events
-from fissure.parse.mdtree import MarkdownLevel, TreeBuilder
+from fissure.parse.mdtree import MarkdownLevel, TreeBuilder, plain_title
 from fissure.parse.text import line_starts, nest_sections, with_wiki_headings
 from fissure.types import Block, Document
 
 MIME = "text/markdown"
-_TITLE_SOURCE_LIMIT = 500  # a "title" longer than this is a paragraph; don't inline-parse it
-
 __all__ = ["MIME", "MarkdownLevel", "markdown_blocks", "markdown_it_blocks", "parse"]
 
 
@@ -51,11 +49,6 @@ def _block_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
     md.disable("inline")
     return md
-
-
-@cache
-def _inline_parser() -> MarkdownIt:
-    return MarkdownIt("commonmark")
 
 
 def parse(text: str, *, source: str) -> Document:
@@ -86,9 +79,8 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...]:
 
     The shift lets a container format (a notebook's Markdown cell) embed the tree.
     """
-    if _events.available():
-        return _events.markdown_blocks(text, offset)
-    return markdown_it_blocks(text, offset)
+    blocks = _events.markdown_blocks(text, offset) if _events.available() else None
+    return markdown_it_blocks(text, offset) if blocks is None else blocks
 
 
 def markdown_it_blocks(text: str, offset: int = 0) -> tuple[Block, ...]:
@@ -127,18 +119,3 @@ def _leaf_metadata(token: Token) -> dict[str, Any]:
     if token.type == "front_matter":
         return {"format": "yaml"}
     return {}
-
-
-def plain_title(source: str) -> str:
-    """A heading's inline Markdown as plain text (what markdown-it's inline rules keep)."""
-    tokens = _inline_parser().parseInline(source[:_TITLE_SOURCE_LIMIT])
-    parts: list[str] = []
-    for token in tokens:
-        for child in token.children or ():
-            if child.type in ("text", "code_inline"):
-                parts.append(child.content)
-            elif child.type in ("softbreak", "hardbreak"):
-                parts.append(" ")
-            elif child.type == "image":
-                parts.append(child.content)
-    return " ".join("".join(parts).split())

@@ -24,14 +24,13 @@ from types import ModuleType
 from typing import Any
 
 from fissure._compiled import pure_python
-from fissure.parse.mdtree import TreeBuilder
+from fissure.parse.mdtree import TITLE_SOURCE_LIMIT, TreeBuilder, plain_title
 from fissure.parse.text import line_end, line_starts, nest_sections, with_wiki_headings
 from fissure.types import Block
 
 # markdown-it stops nesting at 20 token levels (maxNesting) and drops what is deeper; a
 # document that nests blocks this deep is left to it.
 _DEEP = 12
-_TITLE_SOURCE_LIMIT = 500  # as markdown.py: a longer heading is titled by markdown-it itself
 _BLANK = frozenset((" ", "\t", "\r", "\n", 32, 9, 13, 10))  # str and bytes items
 # A line a GFM table's delimiter row could be (markdown-it's table rule reads it so).
 _DELIMITER_ROW = re.compile(r"^[ \t>]*[|:-][ \t|:-]*\r?$", re.MULTILINE)
@@ -58,8 +57,12 @@ def available() -> bool:
     return _pyromark() is not None
 
 
-def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...]:
+def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
     """The Block tree of Markdown ``text`` (offsets shifted by ``offset``) via pulldown-cmark.
+
+    Returns:
+        The blocks, or ``None`` where pulldown-cmark disagrees with markdown-it-py and
+        markdown-it is right (``docs/markdown-parsers.md``): the caller parses it there.
 
     Raises:
         RuntimeError: ``pyromark`` is not there (ask :func:`available` first).
@@ -78,9 +81,7 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...]:
         try:
             _Walker(builder, rest, first).walk(events)
         except _Disagree:
-            from fissure.parse.markdown import markdown_it_blocks
-
-            return markdown_it_blocks(text, offset)
+            return None
     return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
 
 
@@ -253,9 +254,7 @@ class _Walker:
 
     def heading_title(self) -> str:
         pieces, span = self.title or [], self.title_span
-        if span and (self.by_source or max(span) - min(span) > _TITLE_SOURCE_LIMIT):
-            from fissure.parse.markdown import plain_title
-
+        if span and (self.by_source or max(span) - min(span) > TITLE_SOURCE_LIMIT):
             return plain_title(self.source(min(span), max(span)))
         return " ".join("".join(pieces).split()).replace("\0", "\ufffd")  # as markdown-it
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cache
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 from fissure.parse.captions import caption_title
 from fissure.parse.text import line_end
@@ -33,6 +36,8 @@ class MarkdownLevel(IntEnum):
     ITEM = 11
     ROW = 12
 
+
+TITLE_SOURCE_LIMIT = 500  # a "title" longer than this is a paragraph; don't inline-parse it
 
 LEVELS = {
     "item": MarkdownLevel.ITEM,
@@ -153,3 +158,26 @@ def _widen_header(text: str, offset: int, rows: list[Block], end: int) -> list[B
         Block("row", header.start, widened, header.level, None, (), header.metadata),
         *rows[1:],
     ]
+
+
+@cache
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def plain_title(source: str) -> str:
+    """A heading's inline Markdown as plain text (what markdown-it's inline rules keep).
+
+    Both paths title a heading so where they cannot read it off events alike.
+    """
+    tokens = _inline_parser().parseInline(source[:TITLE_SOURCE_LIMIT])
+    parts: list[str] = []
+    for token in tokens:
+        for child in token.children or ():
+            if child.type in ("text", "code_inline"):
+                parts.append(child.content)
+            elif child.type in ("softbreak", "hardbreak"):
+                parts.append(" ")
+            elif child.type == "image":
+                parts.append(child.content)
+    return " ".join("".join(parts).split())
