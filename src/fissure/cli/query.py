@@ -113,10 +113,8 @@ def query(
                         as_json or queries is not None)  # fmt: skip
         return
     if as_json or queries is not None:
-        for question, got in zip(asked, answers, strict=True):
-            line = {"query": question, "mode": mode,
-                    "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}  # fmt: skip
-            typer.echo(json.dumps(line, ensure_ascii=False))
+        _json_lines(asked, [{"mode": mode, "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}
+                            for got in answers])  # fmt: skip
         return
     hits = answers[0]
     if not hits:
@@ -124,7 +122,7 @@ def query(
     for hit in hits:
         m = hit.metadata
         where_ = f"{display(str(m.get('source', '?')))}:{m.get('line_start')}-{m.get('line_end')}"
-        label = printable(str(m.get("entity") or m.get("headings") or ""))
+        label = _label(m)
         snippet = " ".join(hit.text.split())
         snippet = printable(snippet[:197] + "…" if len(snippet) > 200 else snippet)
         more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
@@ -142,22 +140,30 @@ def _print_passages(
 ) -> None:
     """Small-to-big output: one JSON line per query, or the first query's passages."""
     if as_json:
-        for question, passages in zip(asked, handed, strict=True):
-            line = {"query": question, "mode": mode, "budget_tokens": budget,
-                    "tokens": sum(p.n_tokens for p in passages),
-                    "passages": [_passage(p) for p in passages]}  # fmt: skip
-            typer.echo(json.dumps(line, ensure_ascii=False))
+        _json_lines(asked, [{"mode": mode, "budget_tokens": budget,
+                             "tokens": sum(p.n_tokens for p in passages),
+                             "passages": [_passage(p) for p in passages]}
+                            for passages in handed])  # fmt: skip
         return
     passages = handed[0]
     if not passages:
         typer.echo("no results")
     for p in passages:
-        m = p.metadata
-        label = printable(str(m.get("entity") or m.get("headings") or ""))
         typer.echo(f"{p.score:.3f}  {display(p.source)}:{p.start}-{p.end}  {p.n_tokens} tokens  "
-                   f"{len(p.chunk_ids)} chunk(s)  {label}".rstrip())  # fmt: skip
+                   f"{len(p.chunk_ids)} chunk(s)  {_label(p.metadata)}".rstrip())  # fmt: skip
         typer.echo(printable(p.text))
     typer.echo(f"{sum(p.n_tokens for p in passages)} of {budget} tokens")
+
+
+def _json_lines(asked: list[str], answers: list[dict[str, Any]]) -> None:
+    """One JSON line per query, in order: the query, then its answer's keys."""
+    for question, answer in zip(asked, answers, strict=True):
+        typer.echo(json.dumps({"query": question, **answer}, ensure_ascii=False))
+
+
+def _label(m: dict[str, Any]) -> str:
+    """What a hit or passage is about: its entity, else its headings (printable)."""
+    return printable(str(m.get("entity") or m.get("headings") or ""))
 
 
 def _passage(p: Passage) -> dict[str, Any]:
