@@ -27,6 +27,7 @@ from fissure.eval.metrics import Located, mean_std, token_scores
 from fissure.ingest import Options, ingest, open_source
 from fissure.store import ChromaStore
 from fissure.store.fusion import LEXICAL_WEIGHT, MODES, RRF_CONSTANT, Fusion
+from fissure.store.handover import hand_over
 
 
 def settings_from(args: argparse.Namespace) -> ChunkSettings:
@@ -73,6 +74,9 @@ def main(argv: list[str] | None = None) -> None:
         default=True,
         help="one hit per group of near-copies (the store's default)",
     )
+    parser.add_argument("--budget-tokens", type=int, default=None,
+                        help="small-to-big: score the passages `fissure query --budget-tokens` "
+                        "hands over (100 best chunks read) instead of the k best chunks")
     parser.add_argument("--search", default="auto", choices=("auto", "exact", "index"))
     parser.add_argument("--questions", default="all", choices=HALVES)
     parser.add_argument("--mode", default="dense", choices=MODES, help="retrieval mode")
@@ -96,15 +100,20 @@ def main(argv: list[str] | None = None) -> None:
     store = ChromaStore(args.store / "chroma")
     vectors = model.embed([q.query for q in dataset.questions])
     weight = args.sub_weight if args.sub_vectors else None
-    recall, precision, iou = [], [], []
+    recall, precision, iou, handed = [], [], [], []
+    depth = args.k if args.budget_tokens is None else max(args.k, 100)
     for question, vector in zip(dataset.questions, vectors, strict=True):
-        hits = store.query(vector, k=args.k, sub_weight=weight, collapse=args.collapse,
+        hits = store.query(vector, k=depth, sub_weight=weight, collapse=args.collapse,
                            search=args.search, mode=args.mode, text=question.query,
                            fusion=Fusion(args.rrf, args.lexw))  # fmt: skip
         located: list[Located] = [
             (Path(str(h.metadata["source"])).stem, int(h.metadata["start"]), int(h.metadata["end"]))
             for h in hits
         ]  # the corpus id is the file stem
+        if args.budget_tokens is not None:
+            passages = hand_over(hits, args.budget_tokens)
+            located = [(Path(p.source).stem, p.start, p.end) for p in passages]
+            handed.append(sum(p.n_tokens for p in passages))
         scores = token_scores(question.gold, question.corpus_id, located)
         recall.append(scores.recall)
         precision.append(scores.precision)
@@ -118,6 +127,9 @@ def main(argv: list[str] | None = None) -> None:
     for name, values in (("recall", recall), ("precision", precision), ("IoU", iou)):
         mean, std = mean_std(values)
         print(f"{name}: {mean:.2f} ± {std:.1f}")
+    if handed:
+        print(f"budget {args.budget_tokens} tokens: {sum(handed) / len(handed):.0f} cl100k "
+              "tokens handed over on average")
 
 
 if __name__ == "__main__":

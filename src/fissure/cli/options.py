@@ -52,6 +52,7 @@ PARAM_KEYS = {
     "sub_weight": "query.sub_weight",
     "query_embedder": "query.embedder",
     "mode": "query.mode",
+    "budget_tokens": "query.budget_tokens",
 }
 # Flags where 0 turns the setting off (None), so a flag can undo a file's value.
 OFF_AT_ZERO = ("chunk.embed_window_tokens", "chunk.sub_vector_tokens")
@@ -302,6 +303,17 @@ Progress = Annotated[
 
 # query.*
 K = Annotated[int | None, setting("k", "-k", help="How many chunks.")]
+BudgetTokens = Annotated[
+    int | None,
+    setting(
+        "budget_tokens",
+        "--budget-tokens",
+        unset="off",
+        help="Small-to-big: hand over the best chunks as passages (overlapping or adjacent "
+        "chunks of a document joined, repeated text left out), best first, up to this many "
+        "cl100k_base tokens in all, instead of -k chunks.",
+    ),
+]
 SubWeight = Annotated[
     float | None,
     setting(

@@ -11,6 +11,7 @@ import typer
 
 from fissure.cli.common import open_existing, settings_for
 from fissure.cli.options import (
+    BudgetTokens,
     ConfigFile,
     K,
     Mode,
@@ -23,6 +24,7 @@ from fissure.cli.options import (
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 from fissure.store.fusion import DEFAULT_MODE
+from fissure.store.handover import Passage, hand_over
 from fissure.store.open import is_database
 
 
@@ -64,6 +66,7 @@ def query(
         ),
     ] = False,
     mode: Mode = None,
+    budget_tokens: BudgetTokens = None,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
@@ -75,6 +78,11 @@ def query(
     chunks. The score is the cosine (--mode dense), BM25 (lexical) or the fused rank
     score (hybrid).
 
+    With --budget-tokens N (small-to-big) the reader is handed passages instead: the
+    best chunks (ranked on their sentence pieces too under --sub-weight), overlapping or
+    adjacent chunks of a document joined, repeated text left out, best first, up to N
+    cl100k_base tokens in all (docs/store.md).
+
     Exit status: 0 answered (even with no hits), 2 an error (no store, bad option …).
     """
     from fissure.store.open import close_store
@@ -82,6 +90,8 @@ def query(
     s = settings_for(ctx)
     k, sub_weight, embedder, store = s.query.k, s.query.sub_weight, s.query.embedder, s.store.path
     mode = s.query.mode or ("dense" if is_database(store) else DEFAULT_MODE)
+    budget = s.query.budget_tokens
+    depth = k if budget is None else max(k, _DEPTH)
     filters = _filters(where or [])
     asked = _asked(text, queries)
     found, manifest = open_existing(store)
@@ -91,18 +101,20 @@ def query(
         if sub_weight is not None and found.count() and not pieces():
             err.print("note: this store has no sentence pieces (ingest with --sub-vectors N); "
                       "--sub-weight is ignored")  # fmt: skip
-        answers = [found.query(v, k, filters, sub_weight=sub_weight, collapse=not all_copies,
+        answers = [found.query(v, depth, filters, sub_weight=sub_weight, collapse=not all_copies,
                                mode=mode, text=q)
                    for q, v in zip(asked, vectors, strict=True)]  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
     finally:
         close_store(found)
+    if budget is not None:
+        _print_passages(asked, [hand_over(got, budget) for got in answers], mode, budget,
+                        as_json or queries is not None)  # fmt: skip
+        return
     if as_json or queries is not None:
-        for question, got in zip(asked, answers, strict=True):
-            line = {"query": question, "mode": mode,
-                    "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}  # fmt: skip
-            typer.echo(json.dumps(line, ensure_ascii=False))
+        _json_lines(asked, [{"mode": mode, "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}
+                            for got in answers])  # fmt: skip
         return
     hits = answers[0]
     if not hits:
@@ -110,12 +122,55 @@ def query(
     for hit in hits:
         m = hit.metadata
         where_ = f"{display(str(m.get('source', '?')))}:{m.get('line_start')}-{m.get('line_end')}"
-        label = printable(str(m.get("entity") or m.get("headings") or ""))
+        label = _label(m)
         snippet = " ".join(hit.text.split())
         snippet = printable(snippet[:197] + "…" if len(snippet) > 200 else snippet)
         more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
         typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
+
+
+# How many ranked chunks small-to-big reads at most: a reader budget of thousands of tokens
+# is filled long before, and the store ranks this many exactly and cheaply.
+_DEPTH = 100
+
+
+def _print_passages(
+    asked: list[str], handed: list[list[Passage]], mode: str, budget: int, as_json: bool
+) -> None:
+    """Small-to-big output: one JSON line per query, or the first query's passages."""
+    if as_json:
+        _json_lines(asked, [{"mode": mode, "budget_tokens": budget,
+                             "tokens": sum(p.n_tokens for p in passages),
+                             "passages": [_passage(p) for p in passages]}
+                            for passages in handed])  # fmt: skip
+        return
+    passages = handed[0]
+    if not passages:
+        typer.echo("no results")
+    for p in passages:
+        typer.echo(f"{p.score:.3f}  {display(p.source)}:{p.start}-{p.end}  {p.n_tokens} tokens  "
+                   f"{len(p.chunk_ids)} chunk(s)  {_label(p.metadata)}".rstrip())  # fmt: skip
+        typer.echo(printable(p.text))
+    typer.echo(f"{sum(p.n_tokens for p in passages)} of {budget} tokens")
+
+
+def _json_lines(asked: list[str], answers: list[dict[str, Any]]) -> None:
+    """One JSON line per query, in order: the query, then its answer's keys."""
+    for question, answer in zip(asked, answers, strict=True):
+        typer.echo(json.dumps({"query": question, **answer}, ensure_ascii=False))
+
+
+def _label(m: dict[str, Any]) -> str:
+    """What a hit or passage is about: its entity, else its headings (printable)."""
+    return printable(str(m.get("entity") or m.get("headings") or ""))
+
+
+def _passage(p: Passage) -> dict[str, Any]:
+    """A passage as JSON: exact offsets into its document's text, and the chunks it holds."""
+    return {"rank": p.rank, "score": round(p.score, 6), "source": p.source, "start": p.start,
+            "end": p.end, "n_tokens": p.n_tokens, "chunk_ids": list(p.chunk_ids),
+            "doc_id": p.metadata.get("doc_id"), "text": p.text}  # fmt: skip
 
 
 def _vectors(asked: list[str], manifest: Any, embedder: str | None, mode: str) -> list[Any]:

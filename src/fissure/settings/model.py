@@ -117,15 +117,21 @@ class QuerySettings:
         embedder: ``None``: the embedder the store was built with.
         mode: ``dense``, ``lexical`` or ``hybrid`` (``fissure.store.fusion``); ``None``:
             the store's default, hybrid for a folder store, dense for PostgreSQL.
+        budget_tokens: Small-to-big: hand over the ranked chunks as passages (overlap and
+            repeats removed) up to this many cl100k_base tokens
+            (:func:`fissure.store.handover.hand_over`) instead of ``k`` chunks; ``None``: off.
     """
 
     k: int = 5
     sub_weight: float | None = None
     embedder: str | None = None
     mode: str | None = None
+    budget_tokens: int | None = None
 
     def __post_init__(self) -> None:
         _positive(self, "k")
+        if self.budget_tokens is not None:
+            _positive(self, "budget_tokens")
         if self.sub_weight is not None and not 0 <= self.sub_weight <= 1:
             raise ConfigError(f"sub_weight must be within 0..1, got {self.sub_weight}")
         if self.mode is not None:
