@@ -74,9 +74,13 @@ def main(argv: list[str] | None = None) -> None:
         default=True,
         help="one hit per group of near-copies (the store's default)",
     )
-    parser.add_argument("--budget-tokens", type=int, default=None,
-                        help="small-to-big: score the passages `fissure query --budget-tokens` "
-                        "hands over (100 best chunks read) instead of the k best chunks")
+    parser.add_argument(
+        "--budget-tokens",
+        type=int,
+        default=None,
+        help="small-to-big: score the passages `fissure query --budget-tokens` "
+        "hands over (100 best chunks read) instead of the k best chunks",
+    )
     parser.add_argument("--search", default="auto", choices=("auto", "exact", "index"))
     parser.add_argument("--questions", default="all", choices=HALVES)
     parser.add_argument("--mode", default="dense", choices=MODES, help="retrieval mode")
@@ -128,8 +132,10 @@ def main(argv: list[str] | None = None) -> None:
         mean, std = mean_std(values)
         print(f"{name}: {mean:.2f} ± {std:.1f}")
     if handed:
-        print(f"budget {args.budget_tokens} tokens: {sum(handed) / len(handed):.0f} cl100k "
-              "tokens handed over on average")
+        print(
+            f"budget {args.budget_tokens} tokens: {sum(handed) / len(handed):.0f} cl100k "
+            "tokens handed over on average"
+        )
 
 
 if __name__ == "__main__":

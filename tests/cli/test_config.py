@@ -106,8 +106,13 @@ def test_config_show_json(project: Path) -> None:
     assert data["origins"]["chunk"]["max_tokens"] == "flag --max-tokens"
     assert data["settings"]["chunk"]["strategy"] == "semantic"
     assert data["origins"]["chunk"]["strategy"] == "preset chroma-best (built-in)"
-    assert data["settings"]["query"] == {"k": 5, "sub_weight": 0.4, "embedder": None, "mode": None,
-                                         "budget_tokens": None}
+    assert data["settings"]["query"] == {
+        "k": 5,
+        "sub_weight": 0.4,
+        "embedder": None,
+        "mode": None,
+        "budget_tokens": None,
+    }
     assert set(data["settings"]) == {"chunk", "source", "store", "ingest", "query"}
 
 
