@@ -27,7 +27,7 @@ from fissure.eval.metrics import Located, mean_std, token_scores
 from fissure.ingest import Options, ingest, open_source
 from fissure.store import ChromaStore
 from fissure.store.fusion import LEXICAL_WEIGHT, MODES, RRF_CONSTANT, Fusion
-from fissure.store.handover import hand_over
+from fissure.store.handover import DEPTH, hand_over
 
 
 def settings_from(args: argparse.Namespace) -> ChunkSettings:
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         default=None,
         help="small-to-big: score the passages `fissure query --budget-tokens` "
-        "hands over (100 best chunks read) instead of the k best chunks",
+        f"hands over ({DEPTH} best chunks read) instead of the k best chunks",
     )
     parser.add_argument("--search", default="auto", choices=("auto", "exact", "index"))
     parser.add_argument("--questions", default="all", choices=HALVES)
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     vectors = model.embed([q.query for q in dataset.questions])
     weight = args.sub_weight if args.sub_vectors else None
     recall, precision, iou, handed = [], [], [], []
-    depth = args.k if args.budget_tokens is None else max(args.k, 100)
+    depth = args.k if args.budget_tokens is None else max(args.k, DEPTH)
     for question, vector in zip(dataset.questions, vectors, strict=True):
         hits = store.query(vector, k=depth, sub_weight=weight, collapse=args.collapse,
                            search=args.search, mode=args.mode, text=question.query,

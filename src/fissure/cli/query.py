@@ -24,7 +24,7 @@ from fissure.cli.options import (
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
 from fissure.store.fusion import DEFAULT_MODE
-from fissure.store.handover import Passage, hand_over
+from fissure.store.handover import DEPTH, Passage, hand_over
 from fissure.store.open import is_database
 
 
@@ -91,7 +91,7 @@ def query(
     k, sub_weight, embedder, store = s.query.k, s.query.sub_weight, s.query.embedder, s.store.path
     mode = s.query.mode or ("dense" if is_database(store) else DEFAULT_MODE)
     budget = s.query.budget_tokens
-    depth = k if budget is None else max(k, _DEPTH)
+    depth = k if budget is None else max(k, DEPTH)
     filters = _filters(where or [])
     asked = _asked(text, queries)
     found, manifest = open_existing(store)
@@ -128,11 +128,6 @@ def query(
         more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
         typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
-
-
-# How many ranked chunks small-to-big reads at most: a reader budget of thousands of tokens
-# is filled long before, and the store ranks this many exactly and cheaply.
-_DEPTH = 100
 
 
 def _print_passages(

@@ -27,6 +27,9 @@ from fissure.size import Sizer, as_sizer
 from fissure.store.protocol import Hit
 
 READER_TOKENIZER = "cl100k_base"
+# How many ranked chunks small-to-big reads at most: a reader budget of thousands of tokens
+# is filled long before, and the store ranks this many exactly and cheaply.
+DEPTH = 100
 
 
 @dataclass(frozen=True, slots=True)
