@@ -8,9 +8,10 @@ returns the expected outcome for the hostile file:
 - ``"error: TEXT"``: it is refused with a reason mentioning ``TEXT`` (a skip line from
   ``fissure chunk``, a dead letter from ``fissure ingest``); the run still succeeds.
 
-The files are built at test time, at the sizes of the issue's table where a smaller file
-would not show the failure (an 18.8 MB CSV, an 18.9 MB Python list literal), otherwise small
-(a DOCX bomb of a few hundred KB). :data:`CASES` lists them with the extra command-line
+The files are built at test time, large where a smaller file would not show the failure
+(a 9.8 MB CSV and a 10.1 MB Python list literal, half the issue's sizes and still over the
+limits and over the memory ceiling without them), otherwise small (a DOCX bomb of a few
+hundred KB). :data:`CASES` lists them with the extra command-line
 arguments a case needs and whether it is slow. :func:`good_phrase` is what ``fissure query``
 must find afterwards.
 """
@@ -174,21 +175,24 @@ def build_pdf_bomb(folder: Path) -> str:
 
 
 def build_csv_unclosed_quote(folder: Path) -> str:
-    """Case 11: 18.8 MB of CSV, an unclosed quote near the top, 1.7 million short records
-    (the issue's 3 million identical ``x,y,z`` took 4.5 GB of RSS): records are grouped
-    past the block limit. The records differ, so the chunks do: identical vectors make
+    """Case 11: 9.8 MB of CSV, an unclosed quote near the top, 0.9 million short records
+    (the issue's 3 million identical ``x,y,z`` took 4.5 GB of RSS, 1.5 KB per record, so
+    this many would take 1.3 GB, over the ceiling): records are grouped past the block
+    limit, nine times over. The records differ, so the chunks do: identical vectors make
     Chroma's index write about 5 times slower (``bench/store_write.py``), which is not
     what this case is about."""
     _good(folder)
-    rows = "".join(f"{i},y,z\n" for i in range(1_660_000))
+    rows = "".join(f"{i},y,z\n" for i in range(900_000))
     (folder / "quote.csv").write_text('a,b,c\n"unclosed,1,2\n' + rows)
     return "fallback: grouped into rows"
 
 
 def build_python_list_literal(folder: Path) -> str:
-    """Case 11: an 18.9 MB Python list literal (2.7 GB of ``ast``): parsed as text."""
+    """Case 11: a 10.1 MB Python list literal (the issue's 18.9 MB took 2.7 GB of ``ast``;
+    this one would take 1.4 GB): over both ``limits.MAX_AST_CHARS`` and
+    ``limits.MAX_TREE_SITTER_BYTES``, so parsed as text, as the issue's file is."""
     _good(folder)
-    numbers = ", ".join(str(i) for i in range(2_230_000))
+    numbers = ", ".join(str(i) for i in range(1_250_000))
     (folder / "table.py").write_text(f"VALUES = [{numbers}]\n")
     return "fallback: ast limit"
 
