@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -136,3 +137,58 @@ def test_query_modes(server: Server) -> None:
                 assert any("ECONNRESET" in t for t in texts), texts
         bad = client.post("/v1/query", json={"text": "x", "mode": "sparse"})
         assert bad.status_code == 422
+
+
+def test_query_with_a_reader_budget_hands_over_exact_passages(server: Server) -> None:
+    from fissure.size import as_sizer
+
+    # Distinct sections (near-copies would be collapsed into one hit): each sentence names
+    # its own rock, place and number.
+    rocks = ["granite", "basalt", "shale", "gneiss", "marble", "slate", "chalk", "flint"]
+    places = ["ridge", "valley", "coast", "plateau", "canyon", "delta", "basin", "mesa"]
+    sections = [
+        f"# Part {i}\n\n"
+        + " ".join(f"The fault under the {rocks[(i + j) % 8]} {places[(i * 3 + j) % 8]} slipped "
+                   f"{i * 40 + j} centimetres in year {1900 + 7 * i + j}." for j in range(30))
+        for i in range(6)
+    ]  # fmt: skip
+    data = "\n\n".join(sections) + "\n"
+    count = as_sizer("cl100k_base").count
+    with server.client() as client:
+        job = upload(client, [("faults.md", data.encode())]).json()["jobs"][0]
+        assert wait_jobs(client, [job["id"]])[job["id"]]["state"] == "done"
+        for budget in (1, 150, 600, 5000):
+            body = {
+                "text": "the fault under the granite ridge slipped",
+                "k": 3,
+                "budget_tokens": budget,
+                "where": {"document_id": job["document_id"]},
+            }
+            answer = client.post("/v1/query", json=body)
+            assert answer.status_code == 200, answer.text
+            got = answer.json()
+            assert len(got["hits"]) == 3
+            passages = got["passages"]
+            assert got["tokens"] == sum(p["n_tokens"] for p in passages) <= budget
+            assert [p["rank"] for p in passages] == sorted(p["rank"] for p in passages)
+            seen: set[str] = set()
+            spans = []
+            for p in passages:
+                assert p["document_id"] == job["document_id"] and p["name"] == "faults.md"
+                assert data[p["start"] : p["end"]] == p["text"]
+                assert p["n_tokens"] == count(p["text"])
+                assert p["lines"][0] == data.count("\n", 0, p["start"]) + 1
+                assert not seen & set(p["chunk_ids"])
+                seen |= set(p["chunk_ids"])
+                spans.append((p["start"], p["end"]))
+            spans.sort()
+            assert all(a_end < b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+            if budget == 5000:  # everything fits: every chunk of the document is handed over
+                assert len(seen) == len(
+                    client.get(f"/v1/documents/{job['document_id']}/chunks").json()["chunks"]
+                )
+        too_big = client.post("/v1/query", json={"text": "x", "budget_tokens": 10**9})
+        assert too_big.status_code == 400 and "max_budget_tokens" in too_big.json()["detail"]
+        assert client.post("/v1/query", json={"text": "x", "budget_tokens": 0}).status_code == 422
+        plain = client.post("/v1/query", json={"text": "fault", "k": 2}).json()
+        assert plain["passages"] is None and plain["tokens"] is None

@@ -171,6 +171,9 @@ def serve(
         "purge_interval_seconds"
     ],
     max_query_k: Annotated[int, _opt("Largest k of a query.")] = D["max_query_k"],
+    max_budget_tokens: Annotated[
+        int, _opt("Largest reader budget (budget_tokens) of a query.")
+    ] = D["max_budget_tokens"],
     plugin: Annotated[
         list[str] | None, _opt("A module the parsers import first (repeatable).")
     ] = None,

@@ -23,6 +23,7 @@ from fissure.serve.schemas import (
     DocumentOut,
     HitOut,
     JobOut,
+    PassageOut,
     QueryIn,
     QueryOut,
     Skipped,
@@ -37,6 +38,8 @@ from fissure.serve.uploads import (
     allowed,
     read_source,
 )
+from fissure.store.handover import DEPTH, hand_over
+from fissure.store.protocol import Hit
 
 router = APIRouter(tags=["documents"])
 MAX_JSON = 65_536
@@ -220,13 +223,46 @@ def query(body: QueryIn, request: Request, who: Reader) -> QueryOut:
         if record is None:
             return QueryOut(hits=[])
         where["source"] = record.source
-    rows = ctx.engine.call("query", who.namespace, body.text, body.k, where, body.sub_weight,
+    budget = body.budget_tokens
+    if budget is not None and budget > ctx.settings.max_budget_tokens:
+        raise Refused(400, f"budget_tokens is at most {ctx.settings.max_budget_tokens} "
+                      "(max_budget_tokens)")  # fmt: skip
+    depth = body.k if budget is None else max(body.k, DEPTH)
+    rows = ctx.engine.call("query", who.namespace, body.text, depth, where, body.sub_weight,
                            body.mode)  # fmt: skip
     hits = []
-    for chunk_id, score, text, meta in rows:
-        _, doc, name = str(meta.get("source", "//")).split("/", 2)
+    for chunk_id, score, text, meta in rows[: body.k]:
+        doc, name = _document(meta)
         hits.append(HitOut(**_chunk(chunk_id, text, meta), score=score, document_id=doc, name=name))
-    return QueryOut(hits=hits)
+    if budget is None:
+        return QueryOut(hits=hits)
+    passages = _passages(rows, budget)
+    return QueryOut(hits=hits, passages=passages, tokens=sum(p.n_tokens for p in passages))
+
+
+def _document(meta: dict[str, Any]) -> tuple[str, str]:
+    """A stored chunk's document id and file name, from its source ``serve:<ns>/<id>/<name>``."""
+    _, doc, name = str(meta.get("source", "//")).split("/", 2)
+    return doc, name
+
+
+def _passages(rows: list[tuple[str, float, str, dict[str, Any]]], budget: int) -> list[PassageOut]:
+    """Small-to-big over the ranked rows (:func:`fissure.store.handover.hand_over`); a
+    passage's lines span those of the chunks it joins."""
+    metas = {chunk_id: meta for chunk_id, _, _, meta in rows}
+    handed = hand_over([Hit(i, score, text, meta) for i, score, text, meta in rows], budget)
+    out = []
+    for p in handed:
+        doc, name = _document(p.metadata)
+        held = [metas[i] for i in p.chunk_ids]
+        lines = (min(int(m.get("line_start", 0)) for m in held),
+                 max(int(m.get("line_end", 0)) for m in held))  # fmt: skip
+        best = _chunk(p.chunk_ids[0], p.text, p.metadata)
+        out.append(PassageOut(document_id=doc, name=name, start=p.start, end=p.end, text=p.text,
+                              lines=lines, rank=p.rank, score=p.score, chunk_ids=list(p.chunk_ids),
+                              n_tokens=p.n_tokens, headings=best["headings"],
+                              entity=best["entity"]))  # fmt: skip
+    return out
 
 
 def _chunk(chunk_id: str, text: str, meta: dict[str, Any]) -> dict[str, Any]:

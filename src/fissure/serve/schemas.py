@@ -198,6 +198,15 @@ class QueryIn(BaseModel):
         "store answers dense and refuses the other two).",
     )
 
+    budget_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Small-to-big: also hand over passages, the best chunks (ranked on their "
+        "sentence pieces too under sub_weight) with overlapping or adjacent chunks of a "
+        "document joined and repeated text left out, best first, up to this many cl100k_base "
+        "tokens in all (at most the service's max_budget_tokens).",
+    )
+
     @field_validator("where")
     @classmethod
     def _plain_keys(cls, where: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -215,10 +224,34 @@ class HitOut(ChunkOut):
     name: str = Field(description="The document's file name.")
 
 
+class PassageOut(BaseModel):
+    """A stretch of one document handed to a reader: ``text`` is exactly the document's text
+    from ``start`` to ``end``, the union of the chunks in ``chunk_ids``."""
+
+    document_id: str
+    name: str = Field(description="The document's file name.")
+    start: int
+    end: int
+    text: str
+    lines: tuple[int, int] = Field(description="First and last line, 1-based, inclusive.")
+    rank: int = Field(description="The best rank (1-based) among the chunks it holds.")
+    score: float = Field(description="That chunk's score.")
+    chunk_ids: list[str] = Field(description="The chunks it holds, best first.")
+    n_tokens: int = Field(description="Its size in cl100k_base tokens.")
+    headings: list[str] = Field(description="The best chunk's breadcrumb.")
+    entity: str | None = Field(description="The best chunk's code entity.")
+
+
 class QueryOut(BaseModel):
-    """The hits, best first."""
+    """The hits, best first; with ``budget_tokens``, the passages too."""
 
     hits: list[HitOut]
+    passages: list[PassageOut] | None = Field(
+        default=None, description="Only when budget_tokens was given: best first."
+    )
+    tokens: int | None = Field(
+        default=None, description="Only when budget_tokens was given: the passages' tokens."
+    )
 
 
 class Health(BaseModel):

@@ -37,6 +37,7 @@ _POSITIVE_INTS = (
     "max_spool_bytes",
     "retry_after_seconds",
     "max_query_k",
+    "max_budget_tokens",
     "max_inflate_mb",
 )
 _POSITIVE_SECONDS = (
@@ -113,6 +114,7 @@ class ServiceSettings:
         allow_github: Whether JSON may name ``github:OWNER/REPO`` sources.
         keys_file: API keys (hashed), one JSON object per line; see :mod:`fissure.serve.auth`.
         max_query_k: Largest ``k`` a query may ask for.
+        max_budget_tokens: Largest reader budget (``budget_tokens``) a query may ask for.
         engine_nice: Niceness of the engine (and its parsers), so accepting uploads keeps
             the CPU it needs while a backlog is worked off (19: the engine takes only what
             the API leaves; lower it when other busy programs share the machine).
@@ -156,6 +158,7 @@ class ServiceSettings:
     allow_github: bool = False
     keys_file: Path | None = None
     max_query_k: int = 100
+    max_budget_tokens: int = 32_000
     engine_nice: int = 19
     plugins: tuple[str, ...] = ()
 
