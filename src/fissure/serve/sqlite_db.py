@@ -57,8 +57,11 @@ class Connections:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={'NORMAL' if self.worker else 'FULL'}")
             # A commit copies the log into the database only past 100,000 pages (should no
-            # engine run); the engine's thread does it every second.
-            conn.execute(f"PRAGMA wal_autocheckpoint={100_000 if self.worker else 1000}")
+            # engine run); the engine's thread does it every second. An upload's commit
+            # must not: SQLite checkpoints inside COMMIT, so under the writer lock, and at
+            # 1,000 pages (what a burst of uploads writes in well under a second) every
+            # upload in flight waited ~100 ms behind one checkpoint's writes and fsync.
+            conn.execute("PRAGMA wal_autocheckpoint=100000")
             self._local.conn = conn
             with self._opened:
                 self._all.append(conn)
