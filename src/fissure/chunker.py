@@ -125,9 +125,11 @@ class Chunker:
             ruler = Ruler(document.text, self.sizer)
             strategy = self.settings.strategy
             blocks = document.blocks if strategy in ("structural", "hybrid") else ()
-            reserve = self._reserve(document)
+            place = self._placer(document)  # one per document: it walks the Block tree
+            reserve = self._reserve(place)
             split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
-            return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+            chunks = self._build(document, ruler, split.spans, split.pieces, place)
+            return Traced(chunks, split.trace)
 
     @contextlib.contextmanager
     def guarded(self, source: str) -> Iterator[None]:
@@ -140,11 +142,11 @@ class Chunker:
         ):
             yield
 
-    def _reserve(self, document: Document) -> Callable[[int], int] | None:
+    def _reserve(self, place: _Placer | None) -> Callable[[int], int] | None:
         """Tokens that a chunk starting at a position must leave for its context: the
         context line with ``prepend_context``, and always, for a chunk that continues a
-        table, the context with the table's header row. ``None`` when neither applies."""
-        place = self._placer(document)
+        table, the context with the table's header row. ``None`` when neither applies.
+        ``place`` is the document's :meth:`_placer`."""
         prepend = self.settings.prepend_context
         if not prepend and (place is None or place.tables is None):
             return None
@@ -206,6 +208,7 @@ class Chunker:
         ruler: Ruler,
         spans: list[tuple[int, int]],
         pieces: list[Piece],
+        placer: _Placer | None,
     ) -> list[Chunk]:
         if not spans:
             return []
@@ -214,7 +217,7 @@ class Chunker:
         name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
-        place = self._placer(document) if document.blocks else None
+        place = placer if document.blocks else None
         if place is None and _build_plain is not None and not self.settings.prepend_context:
             return _build_plain(  # type: ignore[no-any-return]
                 Chunk,
