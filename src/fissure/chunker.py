@@ -305,6 +305,9 @@ _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
 
 # headings, entity, page, cell, context, and whether the context must be embedded.
 _Place = tuple[tuple[str, ...], str | None, int | None, int | None, str | None, bool]
+# What the chunks in one block share: headings, entity, context (without a table header),
+# page, cell, and the block facts carried onto them.
+_Facts = tuple[tuple[str, ...], str | None, str | None, Any, Any, dict[str, Any]]
 
 
 class _Placer:
@@ -332,7 +335,7 @@ class _Placer:
         self.name = name
         self.tables = tables
         self.starts_of: dict[int, list[int]] = {}
-        self.places: dict[int, tuple[tuple[str, ...], str | None, str | None]] = {}
+        self.places: dict[int, _Facts] = {}  # by the innermost block's identity
 
     def __call__(self, start: int, end: int, meta: dict[str, Any]) -> _Place:
         if not self.blocks:
@@ -341,20 +344,21 @@ class _Placer:
         if not trail:
             return (), None, None, None, self.name, False
         innermost = trail[-1]
-        place = self.places.get(id(innermost))
-        if place is None:
-            place = self.places[id(innermost)] = self._place(trail)
-        headings, entity, context = place
+        facts = self.places.get(id(innermost))
+        if facts is None:
+            facts = self.places[id(innermost)] = self._place(trail)
+        headings, entity, context, page, cell, carried = facts
         meta["block"] = innermost.kind
-        meta.update({k: _short(v, bounds.MAX_META_CHARS)
-                     for k, v in innermost.metadata.items() if k in _BLOCK_KEYS})  # fmt: skip
+        if carried:
+            meta.update(carried)
         header = self._header(trail, start)
         if header:
             context = f"{context}\n{header}" if context else header
-        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
         return headings, entity, page, cell, context, header is not None
 
-    def _place(self, trail: list[Block]) -> tuple[tuple[str, ...], str | None, str | None]:
+    def _place(self, trail: list[Block]) -> _Facts:
+        """What every chunk whose trail is ``trail`` carries; the trail is the path to its
+        innermost block, so this is worked out once per block."""
         titles = [b.title for b in trail if b.title and b.kind != "heading"]
         if len(titles) > bounds.MAX_HEADINGS:  # the outermost two and the innermost ones
             keep = bounds.MAX_HEADINGS - 3
@@ -364,7 +368,10 @@ class _Placer:
         if isinstance(entity, str):
             entity = _short(entity, bounds.MAX_ENTITY_CHARS)
         context = " › ".join(x for x in (self.name, *headings) if x) or None
-        return headings, entity, context
+        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
+        carried = {k: _short(v, bounds.MAX_META_CHARS)
+                   for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS}  # fmt: skip
+        return headings, entity, context, page, cell, carried
 
     def _header(self, trail: list[Block], start: int) -> str | None:
         if self.tables is None:
