@@ -129,8 +129,11 @@ class _Lines:
         no; a yes may come from a string)."""
         first = self.starts[node.lineno - 1]
         last = node.end_lineno or node.lineno
-        stop = self.starts[last] if last < len(self.starts) else len(self.text)
-        return self._defs.search(self.text, first, stop) is not None
+        text = self.text
+        stop = self.starts[last] if last < len(self.starts) else len(text)
+        if text.find("def", first, stop) < 0 and text.find("class", first, stop) < 0:
+            return False  # the keywords' letters are not there: no need for the pattern
+        return self._defs.search(text, first, stop) is not None
 
     def offset(self, line: int, byte_col: int) -> int:
         start = self.starts[line - 1]
@@ -141,11 +144,6 @@ class _Lines:
         if row.isascii():
             return start + byte_col
         return start + len(row.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
-
-    def line(self, line: int) -> str:
-        start = self.starts[line - 1]
-        stop = self.starts[line] if line < len(self.starts) else len(self.text)
-        return self.text[start:stop].rstrip("\r\n")
 
     def end(self, node: ast.AST) -> int:
         return self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
@@ -219,9 +217,14 @@ def _run_block(
         kind, level = "imports", PythonLevel.IMPORTS
     else:
         kind, level = "code", PythonLevel.STATEMENTS
-    start = lines.offset(first.lineno, first.col_offset)
+    if lines.ascii:  # byte columns are character columns (Lines.offset, inlined)
+        starts = lines.starts
+        start = starts[first.lineno - 1] + first.col_offset
+        end = starts[last.end_lineno - 1] + last.end_col_offset  # type: ignore[operator]
+    else:
+        start, end = lines.offset(first.lineno, first.col_offset), lines.end(last)
     inner = _nested(first, lines, qual, in_class) if single else ()
-    return Block(kind, start, lines.end(last), level, None, inner)
+    return Block(kind, start, end, level, None, inner)
 
 
 def _nested(node: ast.stmt, lines: _Lines, qual: str | None, in_class: bool) -> tuple[Block, ...]:
@@ -295,11 +298,16 @@ def _comment_lines_above(lines: _Lines, first_line: int, indent: int, floor: int
     ``floor`` is the last line of the previous statement (or of the enclosing header), so a
     comment is never taken from inside a string or from a sibling.
     """
+    text, starts = lines.text, lines.starts
     line = first_line
     while line - 1 > floor:
-        above = lines.line(line - 1)
-        stripped = above.lstrip()
-        if not stripped.startswith("#") or len(above) - len(stripped) != indent:
+        # The line above is a comment at this indentation: ``indent`` spaces, then "#"
+        # (which is no space, so the spaces before it are all its indentation).
+        pos = starts[line - 2]
+        mark = pos + indent
+        if mark >= starts[line - 1] or text[mark] != "#":
+            break
+        if indent and not text[pos:mark].isspace():
             break
         line -= 1
     return line
