@@ -61,6 +61,12 @@ class PythonLevel(IntEnum):
     DOCSTRING = 6
 
 
+# The levels as plain module constants: the block loop reads them for every block.
+_CLASS, _FUNCTION, _METHOD = PythonLevel.CLASS, PythonLevel.FUNCTION, PythonLevel.METHOD
+_IMPORTS_LEVEL, _STATEMENTS = PythonLevel.IMPORTS, PythonLevel.STATEMENTS
+_DOCSTRING = PythonLevel.DOCSTRING
+
+
 def parse(text: str, *, source: str) -> Document:
     """Parse Python source into its entities.
 
@@ -146,6 +152,8 @@ class _Lines:
         return start + len(row.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
 
     def end(self, node: ast.AST) -> int:
+        if self.ascii:  # offset's first case, inlined: this is asked for every block
+            return self.starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]
         return self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
 
@@ -177,7 +185,7 @@ def _body_blocks(
     ):
         next(nodes)
         start = lines.offset(head.lineno, head.col_offset)
-        append(Block("docstring", start, lines.end(head), PythonLevel.DOCSTRING))
+        append(Block("docstring", start, lines.end(head), _DOCSTRING))
         prev_end_line = head.end_lineno or head.lineno
     for node in nodes:
         cls = type(node)
@@ -214,9 +222,9 @@ def _run_block(
     """The block of a run of statements: ``imports`` at module level, else ``code``; a
     compound statement alone holds the entities defined inside it."""
     if qual is None and type(first) in _IMPORT_TYPES:
-        kind, level = "imports", PythonLevel.IMPORTS
+        kind, level = "imports", _IMPORTS_LEVEL
     else:
-        kind, level = "code", PythonLevel.STATEMENTS
+        kind, level = "code", _STATEMENTS
     if lines.ascii:  # byte columns are character columns (Lines.offset, inlined)
         starts = lines.starts
         start = starts[first.lineno - 1] + first.col_offset
@@ -254,11 +262,11 @@ def _entity(
     first_line = _comment_lines_above(lines, header_line, node.col_offset, prev_end_line)
     cls = type(node)
     if cls is ast.ClassDef:
-        kind, level = "class", PythonLevel.CLASS
+        kind, level = "class", _CLASS
     elif in_class:
-        kind, level = "method", PythonLevel.METHOD
+        kind, level = "method", _METHOD
     else:
-        kind, level = "function", PythonLevel.FUNCTION
+        kind, level = "function", _FUNCTION
     # Comments between the header and the body may attach to the body's first entity.
     children = _body_blocks(node.body, lines, qualname, kind == "class", node.lineno)
     if first_line < header_line:  # leading comments: a unit of their own inside the entity
@@ -266,7 +274,7 @@ def _entity(
             "comment",
             lines.starts[first_line - 1],
             lines.starts[header_line - 1] - 1,
-            PythonLevel.DOCSTRING,
+            _DOCSTRING,
         )
         children = (comment, *children)
     metadata: dict[str, Any] = {"entity": qualname}
