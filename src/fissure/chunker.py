@@ -301,6 +301,7 @@ def _blank(text: str) -> bool:
 
 # Block facts worth carrying onto the chunks inside the block.
 _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
+_NONE: dict[str, Any] = {}  # no block facts to carry (only ever read)
 
 
 # headings, entity, page, cell, context, and whether the context must be embedded.
@@ -351,6 +352,8 @@ class _Placer:
         meta["block"] = innermost.kind
         if carried:
             meta.update(carried)
+        if self.tables is None:
+            return headings, entity, page, cell, context, False
         header = self._header(trail, start)
         if header:
             context = f"{context}\n{header}" if context else header
@@ -363,14 +366,15 @@ class _Placer:
         if len(titles) > bounds.MAX_HEADINGS:  # the outermost two and the innermost ones
             keep = bounds.MAX_HEADINGS - 3
             titles = [*titles[:2], "…", *titles[-keep:]]
-        headings = tuple(_short(t, bounds.MAX_HEADING_CHARS) for t in titles)
+        headings = tuple([_short(t, bounds.MAX_HEADING_CHARS) for t in titles])
         entity = _inherited(trail, "entity")
         if isinstance(entity, str):
             entity = _short(entity, bounds.MAX_ENTITY_CHARS)
-        context = " › ".join(x for x in (self.name, *headings) if x) or None
+        context = " › ".join([x for x in (self.name, *headings) if x]) or None
         page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
+        own = trail[-1].metadata
         carried = {k: _short(v, bounds.MAX_META_CHARS)
-                   for k, v in trail[-1].metadata.items() if k in _BLOCK_KEYS}  # fmt: skip
+                   for k, v in own.items() if k in _BLOCK_KEYS} if own else _NONE  # fmt: skip
         return headings, entity, context, page, cell, carried
 
     def _header(self, trail: list[Block], start: int) -> str | None:
@@ -436,8 +440,9 @@ def _wordy(text: str, start: int, end: int) -> bool:
 
 def _inherited(trail: list[Block], key: str) -> Any:
     for block in reversed(trail):
-        if key in block.metadata:
-            return block.metadata[key]
+        metadata = block.metadata
+        if key in metadata:
+            return metadata[key]
     return None
 
 
