@@ -2,9 +2,10 @@
 
 Each check runs in a fresh interpreter, since the switch is read when fissure is imported.
 The child imports fissure, chunks the samples with the sizers and strategies that reach
-every twin (characters through the compiled packer, cl100k and MiniLM through the compiled
-counters, plain text through the compiled chunk loop) and reports which twins are loaded
-and the chunks it made. With the switch set, none is loaded and the chunks are the same.
+every twin (characters through the compiled packer and character table, cl100k and MiniLM
+through the compiled counters, plain text through the compiled chunk loop) and reports
+which twins are loaded and the chunks it made. With the switch set, none is loaded and the
+chunks are the same.
 """
 
 from __future__ import annotations
@@ -34,13 +35,15 @@ from fissure.split import recursive, levels
 chunks = []
 for path in sorted(Path("samples").iterdir()):
     for sizer_name, strategy, budget in (
-        ("chars", "recursive", 300), ("cl100k_base", "structural", 64), ("minilm", "fixed", 48)
+        ("chars", "recursive", 300), ("chars", "structural", 300),
+        ("cl100k_base", "structural", 64), ("minilm", "fixed", 48),
     ):
         found = Chunker(strategy=strategy, tokenizer=sizer_name, max_tokens=budget).chunk_file(path)
         chunks += [[path.name, sizer_name, c.start, c.end, c.n_tokens] for c in found]
 uses = {
     "CharPacker": recursive.CharPacker, "measure_c": parts.measure_c,
-    "compiled_table": ruler.compiled_table, "PieceCounter": sizer.PieceCounter,
+    "compiled_table": ruler.compiled_table,
+    "compiled_chars": ruler.compiled_chars, "PieceCounter": sizer.PieceCounter,
     "WordCounter": wordpiece.WordCounter, "build_plain": fissure.chunker._build_plain,
     "paragraphs": levels._paragraphs is not levels._paragraph_cuts or None,
 }
@@ -90,7 +93,7 @@ def test_without_the_switch_every_built_twin_is_used(compiled: dict):
         pytest.skip(f"no compiled twin was built here: {compiled['reasons']}")
     assert compiled["loaded"] == sorted(built)
     if built == list(TWINS):
-        assert len(compiled["uses"]) == 7, compiled["uses"]
+        assert len(compiled["uses"]) == 8, compiled["uses"]
 
 
 @pytest.mark.parametrize("value", ["0", "", "false", "No", "off"])

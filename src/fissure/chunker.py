@@ -125,9 +125,11 @@ class Chunker:
             ruler = Ruler(document.text, self.sizer)
             strategy = self.settings.strategy
             blocks = document.blocks if strategy in ("structural", "hybrid") else ()
-            reserve = self._reserve(document)
+            place = self._placer(document)  # one per document: it walks the Block tree
+            reserve = self._reserve(place)
             split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
-            return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+            chunks = self._build(document, ruler, split.spans, split.pieces, place)
+            return Traced(chunks, split.trace)
 
     @contextlib.contextmanager
     def guarded(self, source: str) -> Iterator[None]:
@@ -140,11 +142,11 @@ class Chunker:
         ):
             yield
 
-    def _reserve(self, document: Document) -> Callable[[int], int] | None:
+    def _reserve(self, place: _Placer | None) -> Callable[[int], int] | None:
         """Tokens that a chunk starting at a position must leave for its context: the
         context line with ``prepend_context``, and always, for a chunk that continues a
-        table, the context with the table's header row. ``None`` when neither applies."""
-        place = self._placer(document)
+        table, the context with the table's header row. ``None`` when neither applies.
+        ``place`` is the document's :meth:`_placer`."""
         prepend = self.settings.prepend_context
         if not prepend and (place is None or place.tables is None):
             return None
@@ -206,6 +208,7 @@ class Chunker:
         ruler: Ruler,
         spans: list[tuple[int, int]],
         pieces: list[Piece],
+        placer: _Placer | None,
     ) -> list[Chunk]:
         if not spans:
             return []
@@ -214,7 +217,7 @@ class Chunker:
         name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
-        place = self._placer(document) if document.blocks else None
+        place = placer if document.blocks else None
         if place is None and _build_plain is not None and not self.settings.prepend_context:
             return _build_plain(  # type: ignore[no-any-return]
                 Chunk,
@@ -298,10 +301,14 @@ def _blank(text: str) -> bool:
 
 # Block facts worth carrying onto the chunks inside the block.
 _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
+_NONE: dict[str, Any] = {}  # no block facts to carry (only ever read)
 
 
 # headings, entity, page, cell, context, and whether the context must be embedded.
 _Place = tuple[tuple[str, ...], str | None, int | None, int | None, str | None, bool]
+# What the chunks in one block share: headings, entity, context (without a table header),
+# page, cell, and the block facts carried onto them.
+_Facts = tuple[tuple[str, ...], str | None, str | None, Any, Any, dict[str, Any]]
 
 
 class _Placer:
@@ -329,7 +336,7 @@ class _Placer:
         self.name = name
         self.tables = tables
         self.starts_of: dict[int, list[int]] = {}
-        self.places: dict[int, tuple[tuple[str, ...], str | None, str | None]] = {}
+        self.places: dict[int, _Facts] = {}  # by the innermost block's identity
 
     def __call__(self, start: int, end: int, meta: dict[str, Any]) -> _Place:
         if not self.blocks:
@@ -338,30 +345,37 @@ class _Placer:
         if not trail:
             return (), None, None, None, self.name, False
         innermost = trail[-1]
-        place = self.places.get(id(innermost))
-        if place is None:
-            place = self.places[id(innermost)] = self._place(trail)
-        headings, entity, context = place
+        facts = self.places.get(id(innermost))
+        if facts is None:
+            facts = self.places[id(innermost)] = self._place(trail)
+        headings, entity, context, page, cell, carried = facts
         meta["block"] = innermost.kind
-        meta.update({k: _short(v, bounds.MAX_META_CHARS)
-                     for k, v in innermost.metadata.items() if k in _BLOCK_KEYS})  # fmt: skip
+        if carried:
+            meta.update(carried)
+        if self.tables is None:
+            return headings, entity, page, cell, context, False
         header = self._header(trail, start)
         if header:
             context = f"{context}\n{header}" if context else header
-        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
         return headings, entity, page, cell, context, header is not None
 
-    def _place(self, trail: list[Block]) -> tuple[tuple[str, ...], str | None, str | None]:
+    def _place(self, trail: list[Block]) -> _Facts:
+        """What every chunk whose trail is ``trail`` carries; the trail is the path to its
+        innermost block, so this is worked out once per block."""
         titles = [b.title for b in trail if b.title and b.kind != "heading"]
         if len(titles) > bounds.MAX_HEADINGS:  # the outermost two and the innermost ones
             keep = bounds.MAX_HEADINGS - 3
             titles = [*titles[:2], "…", *titles[-keep:]]
-        headings = tuple(_short(t, bounds.MAX_HEADING_CHARS) for t in titles)
+        headings = tuple([_short(t, bounds.MAX_HEADING_CHARS) for t in titles])
         entity = _inherited(trail, "entity")
         if isinstance(entity, str):
             entity = _short(entity, bounds.MAX_ENTITY_CHARS)
-        context = " › ".join(x for x in (self.name, *headings) if x) or None
-        return headings, entity, context
+        context = " › ".join([x for x in (self.name, *headings) if x]) or None
+        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
+        own = trail[-1].metadata
+        carried = {k: _short(v, bounds.MAX_META_CHARS)
+                   for k, v in own.items() if k in _BLOCK_KEYS} if own else _NONE  # fmt: skip
+        return headings, entity, context, page, cell, carried
 
     def _header(self, trail: list[Block], start: int) -> str | None:
         if self.tables is None:
@@ -426,8 +440,9 @@ def _wordy(text: str, start: int, end: int) -> bool:
 
 def _inherited(trail: list[Block], key: str) -> Any:
     for block in reversed(trail):
-        if key in block.metadata:
-            return block.metadata[key]
+        metadata = block.metadata
+        if key in metadata:
+            return metadata[key]
     return None
 
 

@@ -80,9 +80,15 @@ def rank(kind: str, level: int = 0) -> Rank:
 def boundary(kind: str, level: int = 0) -> Boundary:
     """The cut in front of a block: ``section 2``/``heading 2`` for headings, else the
     kind, with its rank."""
+    known = _KIND_BOUNDARIES.get(kind)
+    if known is not None:  # asked once per block: the table's kinds are made once
+        return known
     if kind in HEADINGS:
         return Boundary(f"{kind} {level}", rank(kind, level))
-    return Boundary(kind, KIND_RANKS.get(kind, Rank.GAP))
+    return Boundary(kind, Rank.GAP)
+
+
+_KIND_BOUNDARIES = {kind: Boundary(kind, at) for kind, at in KIND_RANKS.items()}
 
 
 # Boundaries that are not in front of a block.

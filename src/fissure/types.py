@@ -36,7 +36,7 @@ class Detection:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Block:
     """A structural unit of a document, located by offsets in ``Document.text``.
 
@@ -60,6 +60,29 @@ class Block:
     title: str | None = None
     children: tuple[Block, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __init__(
+        self,
+        kind: str,
+        start: int,
+        end: int,
+        level: int = 0,
+        title: str | None = None,
+        children: tuple[Block, ...] = (),
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        # The generated frozen __init__, through the slot descriptors (as Chunk's): parsers
+        # make a block per statement or paragraph, tens of thousands per megabyte.
+        set_kind, set_start, set_end, set_level, set_title, set_children, set_metadata = (
+            _BLOCK_SETTERS
+        )
+        set_kind(self, kind)
+        set_start(self, start)
+        set_end(self, end)
+        set_level(self, level)
+        set_title(self, title)
+        set_children(self, children)
+        set_metadata(self, {} if metadata is None else metadata)
 
     @property
     def rank(self) -> Rank:
@@ -218,7 +241,10 @@ class Chunk:
         }
 
 
-# The slot setters of Chunk's fields, in field order (see Chunk.__init__).
+# The slot setters of Block's and Chunk's fields, in field order (see their __init__).
+_BLOCK_SETTERS: tuple[Any, ...] = tuple(
+    Block.__dict__[name].__set__ for name in Block.__dataclass_fields__
+)
 CHUNK_FIELDS: tuple[str, ...] = tuple(Chunk.__dataclass_fields__)
 _SETTERS: tuple[Any, ...] = tuple(Chunk.__dict__[name].__set__ for name in CHUNK_FIELDS)
 

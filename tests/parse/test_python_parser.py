@@ -1,3 +1,4 @@
+import ast
 import sysconfig
 from pathlib import Path
 
@@ -139,3 +140,49 @@ def test_def_prefilter_agrees_with_the_exact_walk(lines):
         fast = _tree(python.parse(source, source="mod.py").blocks)
         patch.setattr(python._Lines, "may_define", lambda self, node: True)
         assert fast == _tree(python.parse(source, source="mod.py").blocks)
+
+
+def _comments_above_by_lines(lines, first_line, indent, floor):
+    """The leading-comment rule stated plainly (the parser finds the same lines by offset)."""
+    line = first_line
+    while line - 1 > floor:
+        start = lines.starts[line - 2]
+        above = lines.text[start : lines.starts[line - 1]].rstrip("\r\n")
+        stripped = above.lstrip()
+        if not stripped.startswith("#") or len(above) - len(stripped) != indent:
+            break
+        line -= 1
+    return line
+
+
+# A module of definitions, each with candidate comment lines above it (some at its
+# indentation, some not, some separated by a blank line) and maybe a decorator.
+_ABOVE = st.sampled_from(["# c", "\f# c", "#", " # c", "\t# c", "x = 1  # c", "", "# é", "    "])
+_INNER = st.sampled_from(
+    ["    # c", "    #", "  # c", "    \f# c", "\t# c", "", "    x = 1", "    @d"]
+)
+_ITEM = st.tuples(
+    st.lists(_ABOVE, max_size=3),
+    st.booleans(),
+    st.lists(st.tuples(st.lists(_INNER, max_size=3), st.booleans()), max_size=3),
+).map(
+    lambda t: [*t[0], *(["@d"] if t[1] else []), "class C:" if t[2] else "def f():",
+               *[line for inner, dec in t[2]
+                 for line in (*inner, *(["    @d"] if dec else []), "    def m(self):",
+                              "        pass")],
+               *([] if t[2] else ["    pass"])]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ITEM, max_size=5), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_leading_comments_are_the_lines_the_plain_rule_finds(items, newline):
+    source = newline.join(line for item in items for line in item)
+    try:
+        compile(source, "mod.py", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError):
+        return  # the fallback parser attaches no comments
+    found = _tree(python.parse(source, source="mod.py").blocks)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(python, "_comment_lines_above", _comments_above_by_lines)
+        assert found == _tree(python.parse(source, source="mod.py").blocks)

@@ -1,3 +1,5 @@
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tree_checks import assert_valid_tree
@@ -56,3 +58,13 @@ def test_wiki_heading_lines_make_sections_in_plain_text():
     assert section.children[-1].title == "Part"
     assert wiki_headings(" = = A b = = \n") == [(1, 12, 2, "A b")]
     assert wiki_headings("a = b = c\n= x\n=\n") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab \n\r\té")), max_size=40))
+def test_line_starts_are_the_offsets_after_each_break(source):
+    breaks = [m.end() for m in re.finditer(r"\r\n|\r|\n", source)]
+    assert plain.line_starts(source) == [0, *breaks]
+    ascii_only = source.replace("é", "e").replace("\r", "")
+    newlines = [i + 1 for i, c in enumerate(ascii_only) if c == "\n"]
+    assert plain.line_starts(ascii_only) == [0, *newlines]

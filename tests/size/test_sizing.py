@@ -250,3 +250,30 @@ def test_compiled_part_table_answers_like_the_python_one(
         for j in range(i, n):
             assert compiled.fits(i, j, cap) == python.fits(i, j, cap)
             assert compiled.size(i, j) == python.size(i, j)
+
+
+_SPACY = st.text(alphabet=st.sampled_from(list(" \t\n\r\x0b\u3000\u2028ab.x")), max_size=60)
+
+
+@pytest.mark.skipif(ruler_module.compiled_chars is None, reason="not built here")
+@settings(max_examples=300, deadline=None)
+@given(text=_SPACY, cuts=st.lists(st.integers(0, 60), max_size=8), budget=st.integers(0, 30))
+def test_compiled_char_table_answers_like_the_lazy_one(
+    text: str, cuts: list[int], budget: int
+) -> None:
+    ruler = Ruler(text, get_sizer("chars"))
+    n = len(text)
+    bounds = sorted({0, n, *(min(c, n) for c in cuts)}) if n else [0, 0]
+    compiled = ruler_module.compiled_chars(ruler, bounds)
+    lazy = ruler_module.LazyTable(ruler, bounds)
+    parts_n = len(bounds) - 1
+    for i in range(parts_n + 1):  # a start and a sure past the last part, as bisect allows
+        assert compiled.start(i) == lazy.start(i)
+        assert compiled.sure(i, budget) == lazy.sure(i, budget)
+    for i in range(parts_n):
+        for j in range(i, parts_n):
+            assert compiled.end(j) == lazy.end(j)
+            assert compiled.size(i, j) == lazy.size(i, j)
+            assert compiled.fits(i, j, budget) == lazy.fits(i, j, budget)
+    with pytest.raises(IndexError):
+        compiled.end(parts_n)

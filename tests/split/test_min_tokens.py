@@ -37,7 +37,8 @@ def _joinable(chunker: Chunker, document: Document) -> list[str]:
     """The chunks under ``min_tokens`` that would fit joined to a neighbour."""
     chunks = chunker.chunk_document(document)
     budget, least = chunker.settings.budget, chunker.settings.min_tokens
-    ruler, reserve = Ruler(document.text, chunker.sizer), chunker._reserve(document)
+    ruler = Ruler(document.text, chunker.sizer)
+    reserve = chunker._reserve(chunker._placer(document))
     found = []
     for i, c in enumerate(chunks):
         if c.n_tokens >= least:

@@ -9,11 +9,13 @@ offsets through the line table, never by searching the text.
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
 import importlib
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 from fissure import limits
 from fissure.parse import text as plain
@@ -29,6 +31,10 @@ _SIMPLE = (
     ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Global, ast.Nonlocal, ast.Break,
     ast.Continue,
 )  # fmt: skip
+# The same as sets of exact types, for the loop that sees every statement.
+_DEF_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_IMPORT_TYPES = frozenset(_IMPORTS)
+_SIMPLE_TYPES = frozenset(_SIMPLE)
 
 
 # The line a ``def``/``class`` statement starts on: a compound statement begins a logical
@@ -55,6 +61,12 @@ class PythonLevel(IntEnum):
     DOCSTRING = 6
 
 
+# The levels as plain module constants: the block loop reads them for every block.
+_CLASS, _FUNCTION, _METHOD = PythonLevel.CLASS, PythonLevel.FUNCTION, PythonLevel.METHOD
+_IMPORTS_LEVEL, _STATEMENTS = PythonLevel.IMPORTS, PythonLevel.STATEMENTS
+_DOCSTRING = PythonLevel.DOCSTRING
+
+
 def parse(text: str, *, source: str) -> Document:
     """Parse Python source into its entities.
 
@@ -71,16 +83,42 @@ def parse(text: str, *, source: str) -> Document:
         code parser, or to plain text, with ``metadata["fallback"]`` saying why.
     """
     if len(text) > limits.MAX_AST_CHARS:
-        why = f"{len(text):,} characters is over the {limits.MAX_AST_CHARS:,}-character ast limit"
+        over = f"{len(text):,} characters is over the {limits.MAX_AST_CHARS:,}-character ast limit"
+        return _fallback(text, source, over)
+    why: str | None = None
+    with _collector_paused():
+        try:
+            tree = ast.parse(text, filename=source)
+        except (SyntaxError, ValueError, RecursionError) as exc:
+            where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+            why = f"Python did not parse ({type(exc).__name__}{where}: {exc})"
+        else:
+            blocks = _body_blocks(tree.body, _Lines(text), None, False, 0)
+            del tree  # freed before the collector resumes, which would scan it whole
+    if why is not None:
         return _fallback(text, source, why)
-    try:
-        tree = ast.parse(text, filename=source)
-    except (SyntaxError, ValueError, RecursionError) as exc:
-        where = f" at line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        return _fallback(text, source, f"Python did not parse ({type(exc).__name__}{where}: {exc})")
-    lines = _Lines(text)
-    blocks = _body_blocks(tree.body, lines, scope=_Scope(None), prev_end_line=0)
     return Document.from_text(text, source=source, mime=MIME, blocks=blocks)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the ``ast`` tree is built and read.
+
+    The tree has no reference cycles (reference counting frees it), but it is some
+    hundred thousand new objects per megabyte: each 700 of them start a collection, and
+    the survivors a full one, which traverses every object of the process. In a process
+    that has loaded a few libraries that was over half the parse time. The collector is
+    switched back on (if it was on) once the tree is read and freed: resumed with the tree
+    still alive, its next young collection would traverse the whole tree.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class _Lines:
@@ -97,8 +135,11 @@ class _Lines:
         no; a yes may come from a string)."""
         first = self.starts[node.lineno - 1]
         last = node.end_lineno or node.lineno
-        stop = self.starts[last] if last < len(self.starts) else len(self.text)
-        return self._defs.search(self.text, first, stop) is not None
+        text = self.text
+        stop = self.starts[last] if last < len(self.starts) else len(text)
+        if text.find("def", first, stop) < 0 and text.find("class", first, stop) < 0:
+            return False  # the keywords' letters are not there: no need for the pattern
+        return self._defs.search(text, first, stop) is not None
 
     def offset(self, line: int, byte_col: int) -> int:
         start = self.starts[line - 1]
@@ -110,58 +151,96 @@ class _Lines:
             return start + byte_col
         return start + len(row.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
 
-    def line(self, line: int) -> str:
-        start = self.starts[line - 1]
-        stop = self.starts[line] if line < len(self.starts) else len(self.text)
-        return self.text[start:stop].rstrip("\r\n")
-
     def end(self, node: ast.AST) -> int:
+        if self.ascii:  # offset's first case, inlined: this is asked for every block
+            return self.starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]
         return self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _body_blocks(
-    body: list[ast.stmt], lines: _Lines, *, scope: _Scope, prev_end_line: int
+    body: list[ast.stmt], lines: _Lines, qual: str | None, in_class: bool, prev_end_line: int
 ) -> tuple[Block, ...]:
     """Blocks for one statement list: docstring, entities, and runs of other statements.
 
-    A run of simple statements ends at a blank or comment line or at a compound statement,
-    so a long function body still offers the splitter the cuts a reader would make.
+    ``qual`` is the qualified name of the enclosing entity (``None`` at module level) and
+    ``in_class`` whether that entity is a class. A run of simple statements ends at a blank
+    or comment line or at a compound statement, so a long function body still offers the
+    splitter the cuts a reader would make. This loop sees every statement of the file, so
+    it tests exact node types (``ast.parse`` makes no subclasses) and keeps only the open
+    run's first and last statement.
     """
     blocks: list[Block] = []
-    run: list[ast.stmt] = []
-
-    def flush() -> None:
-        if run:
-            imports = scope.name is None and isinstance(run[0], _IMPORTS)
-            kind = "imports" if imports else "code"
-            level = PythonLevel.IMPORTS if imports else PythonLevel.STATEMENTS
-            start = lines.offset(run[0].lineno, run[0].col_offset)
-            inner = _nested(run[0], lines, scope) if len(run) == 1 else ()
-            blocks.append(Block(kind, start, lines.end(run[-1]), level, None, inner))
-            run.clear()
-
-    for index, node in enumerate(body):
-        if index == 0 and _is_docstring(node):
-            start = lines.offset(node.lineno, node.col_offset)
-            blocks.append(Block("docstring", start, lines.end(node), PythonLevel.DOCSTRING))
-        elif isinstance(node, _Def):
-            flush()
-            blocks.append(_entity(node, lines, scope=scope, prev_end_line=prev_end_line))
+    if not body:  # a module of comments and blank lines
+        return ()
+    append = blocks.append
+    head = body[0]
+    first: ast.stmt | None = None  # the open run's first and last statement
+    last = head
+    single = last_simple = last_import = False
+    nodes = iter(body)
+    if (
+        type(head) is ast.Expr
+        and type(head.value) is ast.Constant
+        and type(head.value.value) is str
+    ):
+        next(nodes)
+        start = lines.offset(head.lineno, head.col_offset)
+        append(Block("docstring", start, lines.end(head), _DOCSTRING))
+        prev_end_line = head.end_lineno or head.lineno
+    for node in nodes:
+        cls = type(node)
+        if cls in _DEF_TYPES:
+            if first is not None:
+                append(_run_block(first, last, single, lines, qual, in_class))
+                first = None
+            append(_entity(cast(_Def, node), lines, qual, in_class, prev_end_line))
         else:
-            if run and _starts_new_run(run[-1], node, prev_end_line):
-                flush()
-            run.append(node)
+            simple = cls in _SIMPLE_TYPES
+            imports = cls in _IMPORT_TYPES
+            if first is not None and (
+                node.lineno > prev_end_line + 1
+                or imports is not last_import
+                or not simple
+                or not last_simple
+            ):
+                append(_run_block(first, last, single, lines, qual, in_class))
+                first = None
+            if first is None:
+                first, single = node, True
+            else:
+                single = False
+            last, last_simple, last_import = node, simple, imports
         prev_end_line = node.end_lineno or node.lineno
-    flush()
+    if first is not None:
+        append(_run_block(first, last, single, lines, qual, in_class))
     return tuple(blocks)
 
 
-def _nested(node: ast.stmt, lines: _Lines, scope: _Scope) -> tuple[Block, ...]:
+def _run_block(
+    first: ast.stmt, last: ast.stmt, single: bool, lines: _Lines, qual: str | None, in_class: bool
+) -> Block:
+    """The block of a run of statements: ``imports`` at module level, else ``code``; a
+    compound statement alone holds the entities defined inside it."""
+    if qual is None and type(first) in _IMPORT_TYPES:
+        kind, level = "imports", _IMPORTS_LEVEL
+    else:
+        kind, level = "code", _STATEMENTS
+    if lines.ascii:  # byte columns are character columns (Lines.offset, inlined)
+        starts = lines.starts
+        start = starts[first.lineno - 1] + first.col_offset
+        end = starts[last.end_lineno - 1] + last.end_col_offset  # type: ignore[operator]
+    else:
+        start, end = lines.offset(first.lineno, first.col_offset), lines.end(last)
+    inner = _nested(first, lines, qual, in_class) if single else ()
+    return Block(kind, start, end, level, None, inner)
+
+
+def _nested(node: ast.stmt, lines: _Lines, qual: str | None, in_class: bool) -> tuple[Block, ...]:
     """Entities defined inside a compound statement (``if``, ``try``, ``with``, ``for`` …),
     so that the splitter can cut between them instead of through them."""
-    if isinstance(node, _SIMPLE) or not lines.may_define(node):
+    if type(node) in _SIMPLE_TYPES or not lines.may_define(node):
         return ()
-    if not any(isinstance(n, _Def) for n in ast.walk(node)):
+    if not any(type(n) in _DEF_TYPES for n in ast.walk(node)):
         return ()
     bodies: list[list[ast.stmt]] = [
         getattr(node, name) for name in ("body", "orelse", "finalbody") if getattr(node, name, None)
@@ -170,57 +249,55 @@ def _nested(node: ast.stmt, lines: _Lines, scope: _Scope) -> tuple[Block, ...]:
     bodies += [c.body for c in getattr(node, "cases", ()) if c.body]
     found: list[Block] = []
     for body in bodies:
-        found.extend(_body_blocks(body, lines, scope=scope, prev_end_line=body[0].lineno - 1))
+        found.extend(_body_blocks(body, lines, qual, in_class, body[0].lineno - 1))
     return tuple(sorted(found, key=lambda b: b.start))
 
 
-def _starts_new_run(last: ast.stmt, node: ast.stmt, last_end_line: int) -> bool:
-    return (
-        node.lineno > last_end_line + 1
-        or isinstance(last, _IMPORTS) != isinstance(node, _IMPORTS)
-        or not isinstance(last, _SIMPLE)
-        or not isinstance(node, _SIMPLE)
-    )
-
-
-@dataclass(frozen=True)
-class _Scope:
-    name: str | None  # qualified name of the enclosing entity; None at module level
-    in_class: bool = False
-
-
-def _entity(node: _Def, lines: _Lines, *, scope: _Scope, prev_end_line: int) -> Block:
-    qualname = f"{scope.name}.{node.name}" if scope.name else node.name
-    first_line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    first_line = _comment_lines_above(lines, first_line, node.col_offset, prev_end_line)
-    if isinstance(node, ast.ClassDef):
-        kind, level = "class", PythonLevel.CLASS
-    elif scope.in_class:
-        kind, level = "method", PythonLevel.METHOD
+def _entity(
+    node: _Def, lines: _Lines, qual: str | None, in_class: bool, prev_end_line: int
+) -> Block:
+    qualname = f"{qual}.{node.name}" if qual else node.name
+    decorators = node.decorator_list
+    header_line = min([node.lineno, *(d.lineno for d in decorators)]) if decorators else node.lineno
+    first_line = _comment_lines_above(lines, header_line, node.col_offset, prev_end_line)
+    cls = type(node)
+    if cls is ast.ClassDef:
+        kind, level = "class", _CLASS
+    elif in_class:
+        kind, level = "method", _METHOD
     else:
-        kind, level = "function", PythonLevel.FUNCTION
-    children = _body_blocks(
-        node.body,
-        lines,
-        scope=_Scope(qualname, in_class=kind == "class"),
-        prev_end_line=node.lineno,  # comments between the header and the body may attach
-    )
-    header_line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        kind, level = "function", _FUNCTION
+    # Comments between the header and the body may attach to the body's first entity.
+    children = _body_blocks(node.body, lines, qualname, kind == "class", node.lineno)
     if first_line < header_line:  # leading comments: a unit of their own inside the entity
         comment = Block(
             "comment",
             lines.starts[first_line - 1],
             lines.starts[header_line - 1] - 1,
-            PythonLevel.DOCSTRING,
+            _DOCSTRING,
         )
         children = (comment, *children)
     metadata: dict[str, Any] = {"entity": qualname}
-    if node.decorator_list:
-        metadata["decorators"] = [ast.unparse(d) for d in node.decorator_list]
-    if isinstance(node, ast.AsyncFunctionDef):
+    if decorators:
+        metadata["decorators"] = [_source_of(d) for d in decorators]
+    if cls is ast.AsyncFunctionDef:
         metadata["async"] = True
     start = lines.starts[first_line - 1]
     return Block(kind, start, lines.end(node), level, node.name, children, metadata)
+
+
+def _source_of(expr: ast.expr) -> str:
+    """``ast.unparse(expr)``, spelled out without the unparser for the common decorator
+    (``name`` or ``a.b.name``), which is what ``ast.unparse`` writes for those."""
+    parts: list[str] = []
+    x = expr
+    while type(x) is ast.Attribute:
+        parts.append(x.attr)
+        x = x.value
+    if type(x) is ast.Name:
+        parts.append(x.id)
+        return ".".join(reversed(parts))
+    return ast.unparse(expr)
 
 
 def _comment_lines_above(lines: _Lines, first_line: int, indent: int, floor: int) -> int:
@@ -229,22 +306,19 @@ def _comment_lines_above(lines: _Lines, first_line: int, indent: int, floor: int
     ``floor`` is the last line of the previous statement (or of the enclosing header), so a
     comment is never taken from inside a string or from a sibling.
     """
+    text, starts = lines.text, lines.starts
     line = first_line
     while line - 1 > floor:
-        above = lines.line(line - 1)
-        stripped = above.lstrip()
-        if not stripped.startswith("#") or len(above) - len(stripped) != indent:
+        # The line above is a comment at this indentation: ``indent`` spaces, then "#"
+        # (which is no space, so the spaces before it are all its indentation).
+        pos = starts[line - 2]
+        mark = pos + indent
+        if mark >= starts[line - 1] or text[mark] != "#":
+            break
+        if indent and not text[pos:mark].isspace():
             break
         line -= 1
     return line
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
 
 
 def _fallback(text: str, source: str, why: str) -> Document:

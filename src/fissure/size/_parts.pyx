@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled twin of :func:`fissure.size.parts.measure_py`: the same lists, without the
-interpreter's cost per part. Character classes are CPython's own (``str.isspace``,
+"""Compiled twins of :func:`fissure.size.parts.measure_py` (the same lists, without the
+interpreter's cost per part) and of :class:`fissure.size.ruler.LazyTable` for characters
+(:class:`CharTable`). Character classes are CPython's own (``str.isspace``,
 ``str.isalnum``), so both versions agree on every text; the tests compare them."""
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -417,3 +418,104 @@ cdef class PartTable:
                     break
             j += 1
         return j
+
+
+cdef class CharTable:
+    """Compiled twin of :class:`fissure.size.ruler.LazyTable` for the character sizer: the
+    same answers (a trimmed run's size is its length), with each part's trimmed start and
+    end found once, on first need, and kept in C arrays."""
+
+    cdef str text
+    cdef Py_ssize_t n
+    cdef Py_ssize_t m  # parts
+    cdef Py_ssize_t *bounds
+    cdef Py_ssize_t *starts  # -1: not yet found
+    cdef Py_ssize_t *ends
+
+    def __cinit__(self, object ruler, list bounds):
+        cdef Py_ssize_t k, size = len(bounds)
+        self.text = ruler.text
+        self.n = len(self.text)
+        self.m = size - 1
+        self.bounds = <Py_ssize_t *>PyMem_Malloc(size * sizeof(Py_ssize_t))
+        self.starts = <Py_ssize_t *>PyMem_Malloc(size * sizeof(Py_ssize_t))
+        self.ends = <Py_ssize_t *>PyMem_Malloc(size * sizeof(Py_ssize_t))
+        if not self.bounds or not self.starts or not self.ends:
+            raise MemoryError()
+        for k in range(size):
+            self.bounds[k] = bounds[k]
+            self.starts[k] = -1
+            self.ends[k] = -1
+
+    def __dealloc__(self):
+        PyMem_Free(self.bounds)
+        PyMem_Free(self.starts)
+        PyMem_Free(self.ends)
+
+    cdef inline void _check(self, Py_ssize_t i, Py_ssize_t j) except *:
+        # starts are asked for parts 0..m (m: past the last), ends for parts 0..m-1
+        if i < 0 or j < 0 or i > self.m or j >= self.m:
+            raise IndexError(f"part {i}..{j} of a run of {self.m} parts")
+
+    cdef Py_ssize_t _start(self, Py_ssize_t i):
+        # fissure.spans.visible_start(text, bounds[i], n), n + 1 when nothing is visible
+        cdef Py_ssize_t p = self.starts[i]
+        cdef str text = self.text
+        if p < 0:
+            p = self.bounds[i]
+            while p < self.n and Py_UNICODE_ISSPACE(text[p]):
+                p += 1
+            if p >= self.n:
+                p = self.n + 1
+            self.starts[i] = p
+        return p
+
+    cdef Py_ssize_t _end(self, Py_ssize_t j):
+        # fissure.spans.visible_end(text, bounds[0], bounds[j + 1]), 0 when nothing is
+        cdef Py_ssize_t e = self.ends[j]
+        cdef Py_ssize_t lo = self.bounds[0]
+        cdef str text = self.text
+        if e < 0:
+            e = self.bounds[j + 1]
+            while e > lo and Py_UNICODE_ISSPACE(text[e - 1]):
+                e -= 1
+            if e <= lo:
+                e = 0
+            self.ends[j] = e
+        return e
+
+    cdef inline Py_ssize_t _size(self, Py_ssize_t i, Py_ssize_t j):
+        cdef Py_ssize_t s = self._start(i)
+        cdef Py_ssize_t e = self._end(j)
+        return e - s if s < e else 0
+
+    def start(self, Py_ssize_t i):
+        self._check(i, 0)
+        return self._start(i)
+
+    def end(self, Py_ssize_t j):
+        self._check(j, j)
+        return self._end(j)
+
+    def size(self, Py_ssize_t i, Py_ssize_t j):
+        self._check(i, j)
+        return self._size(i, j)
+
+    def fits(self, Py_ssize_t i, Py_ssize_t j, Py_ssize_t budget):
+        self._check(i, j)
+        if self.bounds[j + 1] - self.bounds[i] <= budget:
+            return True
+        return self._size(i, j) <= budget
+
+    def sure(self, Py_ssize_t i, Py_ssize_t budget):
+        # bisect_right(bounds, bounds[i] + budget, i + 1) - 2 over the m + 1 bounds
+        self._check(i, 0)
+        cdef Py_ssize_t x = self.bounds[i] + budget
+        cdef Py_ssize_t lo = i + 1, hi = self.m + 1, mid
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if x < self.bounds[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo - 2

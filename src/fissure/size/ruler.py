@@ -33,6 +33,7 @@ _SEGMENT_BATCH = 1 << 16
 
 _parts = twin("fissure.size._parts")  # PartTable's compiled twin (see _parts.pyx)
 compiled_table: Any = None if _parts is None else _parts.PartTable
+compiled_chars: Any = None if _parts is None else _parts.CharTable  # LazyTable for "chars"
 
 
 class Ruler:
@@ -149,6 +150,8 @@ class Ruler:
         budget the runs are packed under) and parts that meet at line starts, a
         :class:`PartTable` counts each part once instead, without the document's table.
         """
+        if self._chars and compiled_chars is not None:
+            return compiled_chars(self, bounds)  # type: ignore[no-any-return]
         if self._chars or self._direct:
             return LazyTable(self, bounds)
         if cap is not None and self._parts:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from fissure.ranks import CHAR, GAP, Boundary
+from fissure.ranks import CHAR, GAP, Boundary, boundary
 from fissure.size import Ruler
 from fissure.size.ruler import Table
 from fissure.spans import trim
@@ -358,21 +358,26 @@ def block_run(blocks: Sequence[Block], start: int, end: int, lead: Boundary) -> 
     """
     bounds: list[int] = [start]
     owners: list[Block | None] = []
+    cuts: list[Boundary] = []  # in front of each part; the first one's is ``lead``
     pos = start
-    for block in blocks:
-        b_start, b_end = max(block.start, pos), min(block.end, end)
+    for block in blocks:  # (comparisons, not max/min: this runs for every block)
+        b_start = block.start if block.start > pos else pos
+        b_end = block.end if block.end < end else end
         if b_end <= b_start:
             continue
         if b_start > pos:
             owners.append(None)
             bounds.append(b_start)
+            cuts.append(GAP)
         owners.append(block)
         bounds.append(b_end)
+        cuts.append(boundary(block.kind, block.level))
         pos = b_end
     if pos < end:
         owners.append(None)
         bounds.append(end)
-    cuts = [lead] + [o.boundary if o is not None else GAP for o in owners[1:]]
+        cuts.append(GAP)
+    cuts[:1] = [lead]  # the first part's boundary (or the only one, of no part)
     return Run(bounds, lead, cuts, None, 0, owners)
 
 
