@@ -23,8 +23,8 @@ from itertools import accumulate
 from types import ModuleType
 from typing import Any
 
-from fissure._compiled import pure_python
-from fissure.parse.mdtree import TITLE_SOURCE_LIMIT, TreeBuilder, plain_title
+from fissure._compiled import pure_python, twin
+from fissure.parse.mdtree import TITLE_SOURCE_LIMIT, Disagree, TreeBuilder, plain_title
 from fissure.parse.text import line_end, line_starts, nest_sections, with_wiki_headings
 from fissure.types import Block
 
@@ -39,6 +39,8 @@ _LEAVES = {"CodeBlock": "code", "HtmlBlock": "html"}
 _CONTAINERS = {"Paragraph": "paragraph", "BlockQuote": "blockquote", "List": "list",
                "Item": "item", "Table": "table"}  # fmt: skip
 _INLINE_CONTAINERS = {"Emphasis", "Strong", "Strikethrough", "Link", "Image", "TableCell"}
+# The walk and the tree builder, compiled (same Blocks; see _mdwalk.pyx), when built.
+_walk = twin("fissure.parse._mdwalk")
 
 
 @cache
@@ -71,7 +73,7 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
     if pyromark is None:
         raise RuntimeError("pyromark is not importable; `pip install pyromark` or use markdown-it")
     starts = line_starts(text)
-    builder = TreeBuilder(text, starts, offset)
+    builder: Any = (TreeBuilder if _walk is None else _walk.TreeBuilder)(text, starts, offset)
     first = _front_matter(text, starts)
     if first:
         builder.leaf("front_matter", 0, first, {"format": "yaml"})
@@ -79,14 +81,10 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
     if rest:
         events = pyromark.events_with_range(rest, options=pyromark.Options.ENABLE_TABLES)
         try:
-            _Walker(builder, rest, first).walk(events)
-        except _Disagree:
+            (_Walker if _walk is None else _walk.Walker)(builder, rest, first).walk(events)
+        except Disagree:
             return None
     return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
-
-
-class _Disagree(Exception):
-    """pulldown-cmark builds a structure markdown-it-py (rightly) would not: let it parse."""
 
 
 def _front_matter(text: str, starts: list[int]) -> int:
@@ -165,7 +163,7 @@ class _Walker:
             return
         self.flush()
         if len(self.kinds) >= _DEEP:
-            raise _Disagree
+            raise Disagree
         lines = self.lines(span["start"], span["end"])
         if name in _LEAVES:
             self.builder.leaf(_LEAVES[name], *lines, self.leaf_metadata(tag, lines))
@@ -233,14 +231,14 @@ class _Walker:
         if "|" in source and "-" in source:
             second = source.find("\n") + 1
             if second and _DELIMITER_ROW.search(source, second):
-                raise _Disagree
+                raise Disagree
 
     def check_row(self, line: int) -> None:
         """A row indented as code ends markdown-it's table (the GFM spec does not say)."""
         text, starts = self.builder.text, self.builder.starts
         row = text[starts[line] : starts[line] + 8]
         if len(row[: len(row) - len(row.lstrip(" \t"))].expandtabs(4)) >= 4:
-            raise _Disagree
+            raise Disagree
 
     def image_label(self, span: dict[str, int]) -> None:
         """An image in a heading titles it by its raw label, as markdown-it's image token."""
