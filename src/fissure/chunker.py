@@ -125,9 +125,15 @@ class Chunker:
             ruler = Ruler(document.text, self.sizer)
             strategy = self.settings.strategy
             blocks = document.blocks if strategy in ("structural", "hybrid") else ()
-            reserve = self._reserve(document)
+            # One placer for the reserve and the chunks: its caches (trails, breadcrumbs,
+            # table headers) serve both, and the tree is searched for tables once.
+            place = self._placer(document)
+            reserve = self._reserve_at(place)
             split = split_spans(self.settings, ruler, blocks, self.embedder, reserve)
-            return Traced(self._build(document, ruler, split.spans, split.pieces), split.trace)
+            chunks = self._build(
+                document, ruler, split.spans, split.pieces, place if document.blocks else None
+            )
+            return Traced(chunks, split.trace)
 
     @contextlib.contextmanager
     def guarded(self, source: str) -> Iterator[None]:
@@ -144,7 +150,10 @@ class Chunker:
         """Tokens that a chunk starting at a position must leave for its context: the
         context line with ``prepend_context``, and always, for a chunk that continues a
         table, the context with the table's header row. ``None`` when neither applies."""
-        place = self._placer(document)
+        return self._reserve_at(self._placer(document))
+
+    def _reserve_at(self, place: _Placer | None) -> Callable[[int], int] | None:
+        """:meth:`_reserve` with the document's placer (:meth:`_placer`) already made."""
         prepend = self.settings.prepend_context
         if not prepend and (place is None or place.tables is None):
             return None
@@ -206,6 +215,7 @@ class Chunker:
         ruler: Ruler,
         spans: list[tuple[int, int]],
         pieces: list[Piece],
+        place: _Placer | None,
     ) -> list[Chunk]:
         if not spans:
             return []
@@ -214,7 +224,6 @@ class Chunker:
         name = _name(source)
         fallback = document.metadata.get("fallback")
         strategy = self.settings.strategy
-        place = self._placer(document) if document.blocks else None
         if place is None and _build_plain is not None and not self.settings.prepend_context:
             return _build_plain(  # type: ignore[no-any-return]
                 Chunk,
@@ -302,6 +311,9 @@ _BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings"})
 
 # headings, entity, page, cell, context, and whether the context must be embedded.
 _Place = tuple[tuple[str, ...], str | None, int | None, int | None, str | None, bool]
+# What every chunk in one innermost block shares: headings, entity, context (without a
+# table header), page, cell, and the block's facts for the chunk's metadata.
+_Cached = tuple[tuple[str, ...], Any, str | None, Any, Any, dict[str, Any]]
 
 
 class _Placer:
@@ -329,7 +341,7 @@ class _Placer:
         self.name = name
         self.tables = tables
         self.starts_of: dict[int, list[int]] = {}
-        self.places: dict[int, tuple[tuple[str, ...], str | None, str | None]] = {}
+        self.places: dict[int, _Cached] = {}
 
     def __call__(self, start: int, end: int, meta: dict[str, Any]) -> _Place:
         if not self.blocks:
@@ -339,19 +351,18 @@ class _Placer:
             return (), None, None, None, self.name, False
         innermost = trail[-1]
         place = self.places.get(id(innermost))
-        if place is None:
-            place = self.places[id(innermost)] = self._place(trail)
-        headings, entity, context = place
+        if place is None:  # the trail is the innermost block's path: all but the header
+            place = self.places[id(innermost)] = self._place(trail)  # follows from it
+        headings, entity, context, page, cell, facts = place
         meta["block"] = innermost.kind
-        meta.update({k: _short(v, bounds.MAX_META_CHARS)
-                     for k, v in innermost.metadata.items() if k in _BLOCK_KEYS})  # fmt: skip
+        if facts:
+            meta.update(facts)
         header = self._header(trail, start)
         if header:
             context = f"{context}\n{header}" if context else header
-        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
         return headings, entity, page, cell, context, header is not None
 
-    def _place(self, trail: list[Block]) -> tuple[tuple[str, ...], str | None, str | None]:
+    def _place(self, trail: list[Block]) -> _Cached:
         titles = [b.title for b in trail if b.title and b.kind != "heading"]
         if len(titles) > bounds.MAX_HEADINGS:  # the outermost two and the innermost ones
             keep = bounds.MAX_HEADINGS - 3
@@ -361,7 +372,11 @@ class _Placer:
         if isinstance(entity, str):
             entity = _short(entity, bounds.MAX_ENTITY_CHARS)
         context = " › ".join(x for x in (self.name, *headings) if x) or None
-        return headings, entity, context
+        innermost = trail[-1]
+        facts = {k: _short(v, bounds.MAX_META_CHARS)
+                 for k, v in innermost.metadata.items() if k in _BLOCK_KEYS}  # fmt: skip
+        page, cell = _inherited(trail, "page"), _inherited(trail, "cell")
+        return headings, entity, context, page, cell, facts
 
     def _header(self, trail: list[Block], start: int) -> str | None:
         if self.tables is None:
