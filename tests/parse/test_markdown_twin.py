@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.parse.test_markdown_events import _markdown_files, documents
 
 from fissure.parse import markdown_events
+from fissure.parse.text import line_starts
 from fissure.types import Block
 
 pytestmark = pytest.mark.skipif(
@@ -78,3 +80,65 @@ def test_edge_cases(text: str) -> None:
 @given(documents())
 def test_generated_documents(text: str) -> None:
     assert_twins(text)
+
+
+# Lines for the top-level scanner: what it builds itself (plain paragraph lines, ATX
+# headings, fences, HTML comments) next to everything that must stop it or end its blocks
+# (list markers, quotes, setext underlines, tables, long HTML blocks, indented fences).
+_SCANNED = st.sampled_from(
+    ["", "", "", "plain words", "Plain `code` and *em*", "`tick` start", "é ü 中文 line",
+     "(paren) line", "# h", "## h `c` [l](u)", "### h [ref]", "#nohash", "#### h ![i](p)",
+     "```", "```js", "~~~", "````", "```a`b", "  ```", "    ```", "<!-- c -->", "<!--",
+     "-->", "<!-->", "<div>", "<pre>", "</pre>", "<script>", "<p>x</p>", "- item", "* item",
+     "+ item", "1. item", "2) item", "10 apples", "> quote", "===", "---", "***", "___",
+     "| a | b |", "|---|---|", "a | b", "[ref]: /u", "    indented", "\tindented", "  two",
+     "\\# escaped", "!bang", "&amp; x", "x  ", "[ref]", "a\\", "  - nested", "<!-- a", "b -->"]
+)  # fmt: skip
+
+
+@st.composite
+def scanned_documents(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(_SCANNED, max_size=40))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n"]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scanned_documents())
+def test_scanned_documents(text: str) -> None:
+    assert_twins(text)
+
+
+def _segments(text: str) -> list[tuple[int, int, int, int]]:
+    return markdown_events._walk.segments(text, line_starts(text))  # type: ignore[union-attr]
+
+
+def test_segments_tile_the_lines_in_order() -> None:
+    text = "# T\n\npara\nmore\n\n```js\nx\n\n```\n<!-- a\nb -->\n- a\n\n  b\n\nafter\n"
+    kinds = [(k, a, b) for k, a, b, _ in _segments(text)]
+    # heading, paragraph, code, html comment, the list (with its indented paragraph)
+    # delegated up to the clean point before "after", then "after" itself
+    assert kinds == [(1, 0, 1), (0, 2, 4), (2, 5, 9), (3, 9, 11), (4, 11, 15), (0, 15, 16)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- a\n  ```\n\nfree\n```\n\nnot free\n",  # a fence that may be open: run to the end
+        "para\n<pre>\n\nx\n</pre>\n\ny\n",
+        "<script>\n\nx\n</script>\n\ny\n",
+    ],
+)
+def test_unsure_runs_go_to_the_end(text: str) -> None:
+    assert _segments(text)[-1][0] == 4
+    assert_twins(text)
+
+
+def test_heading_with_a_reference_walks_the_whole_text() -> None:
+    text = "# See [ref]\n\ntext\n\n- # in [ref] list\n\n[ref]: /u\n"
+    builder = markdown_events._builder(text, line_starts(text), 0, 0)
+    assert not markdown_events._walk.walk_segments(  # type: ignore[union-attr]
+        builder, text, 0, markdown_events._events
+    )
+    assert_twins(text)
+    (section,) = markdown_events.markdown_blocks(text) or ()
+    assert section.title == "See [ref]"

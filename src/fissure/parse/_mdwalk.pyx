@@ -251,6 +251,7 @@ cdef class Walker:
     cdef Py_ssize_t image
     cdef Py_ssize_t item_end
     cdef bint skip
+    cdef public list heading_spans  # (start, end) of each heading met
 
     def __init__(self, TreeBuilder builder, str text, Py_ssize_t first_line):
         self.builder, self.text, self.first_line = builder, text, first_line
@@ -266,6 +267,7 @@ cdef class Walker:
         self.has_image = False
         self.item_end = 0
         self.skip = False
+        self.heading_spans = []
 
     cdef inline bint _blank_at(self, Py_ssize_t i):
         cdef Py_UCS4 c
@@ -324,6 +326,7 @@ cdef class Walker:
             self.builder.leaf(_LEAVES[name], first, last, self.leaf_metadata(tag, first))
             self.skip = True
         elif name == "Heading":
+            self.heading_spans.append((_get(span, "start"), _get(span, "end")))
             self.builder.open("heading", first, last, int(tag["Heading"]["level"][1]))
             self.title, self.title_span = [], []
         elif name == "TableHead" or name == "TableRow":
@@ -428,12 +431,17 @@ cdef class Walker:
         block = tag["CodeBlock"]
         if block == "Indented":
             return {"lang": None, "fenced": False}
-        text, starts = self.builder.text, self.builder.starts
-        row = text[starts[line] : _line_end(text, starts, line)]
-        fence = _FENCE.search(row)
-        info = row[fence.end() :].strip() if fence else block["Fenced"].strip()
-        info = info.replace("\0", "\ufffd")
-        return {"lang": info.split()[0] if info else None, "fenced": True}
+        return _fenced(self.builder.text, self.builder.starts, line, block["Fenced"])
+
+
+cdef dict _fenced(str text, list starts, Py_ssize_t line, info):
+    """A fenced code block's metadata: its info string read off its opening line raw, as
+    markdown-it keeps it (``info``, pulldown's unescaped one, only if no fence is there)."""
+    row = text[starts[line] : _line_end(text, starts, line)]
+    fence = _FENCE.search(row)
+    info = row[fence.end() :].strip() if fence else info.strip()
+    info = info.replace("\0", "\ufffd")  # markdown-it reads NUL so
+    return {"lang": info.split()[0] if info else None, "fenced": True}
 
 
 cdef list _byte_starts(str text, list starts):
@@ -463,3 +471,6 @@ cdef str _plain(event):
             text = event.get("Code")
         return text if text is not None else ""
     return ""
+
+
+include "_mdscan.pxi"

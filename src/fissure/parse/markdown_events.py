@@ -41,6 +41,11 @@ _CONTAINERS = {"Paragraph": "paragraph", "BlockQuote": "blockquote", "List": "li
 _INLINE_CONTAINERS = {"Emphasis", "Strong", "Strikethrough", "Link", "Image", "TableCell"}
 # The walk and the tree builder, compiled (same Blocks; see _mdwalk.pyx), when built.
 _walk = twin("fissure.parse._mdwalk")
+# Characters that send a text to the whole walk instead of the top-level scanner: old Mac
+# line breaks, and what pulldown-cmark may count as whitespace or replaces (vertical tab,
+# form feed, NUL); a byte order mark in front does too. (`in` per character: a regex over
+# the text costs 40 times more.)
+_UNSCANNED = ("\r", "\v", "\f", "\0")
 
 
 @cache
@@ -73,18 +78,48 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
     if pyromark is None:
         raise RuntimeError("pyromark is not importable; `pip install pyromark` or use markdown-it")
     starts = line_starts(text)
-    builder: Any = (TreeBuilder if _walk is None else _walk.TreeBuilder)(text, starts, offset)
     first = _front_matter(text, starts)
+    rest = text[starts[first] :] if first < len(starts) else ""
+    try:
+        builder = _walked(text, starts, offset, first, rest)
+    except Disagree:
+        return None
+    return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
+
+
+def _builder(text: str, starts: list[int], offset: int, first: int) -> Any:
+    builder = (TreeBuilder if _walk is None else _walk.TreeBuilder)(text, starts, offset)
     if first:
         builder.leaf("front_matter", 0, first, {"format": "yaml"})
-    rest = text[starts[first] :] if first < len(starts) else ""
+    return builder
+
+
+def _walked(text: str, starts: list[int], offset: int, first: int, rest: str) -> Any:
+    """The tree builder fed with the blocks of ``rest`` (``text`` from line ``first``).
+
+    The compiled walk first tries the segments of its top-level scanner (certain blocks
+    built directly, the rest walked run by run); where it is not sure, or the text has
+    characters the scanner leaves alone, the whole of ``rest`` is walked.
+    """
+    scan = not rest.startswith("\ufeff") and not any(c in rest for c in _UNSCANNED)
+    if rest and _walk is not None and scan:
+        builder = _builder(text, starts, offset, first)
+        if _walk.walk_segments(builder, rest, first, _events):
+            return builder
+    builder = _builder(text, starts, offset, first)
     if rest:
-        events = pyromark.events_with_range(rest, options=pyromark.Options.ENABLE_TABLES)
-        try:
-            (_Walker if _walk is None else _walk.Walker)(builder, rest, first).walk(events)
-        except Disagree:
-            return None
-    return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
+        events = _events(rest)
+        (_Walker if _walk is None else _walk.Walker)(builder, rest, first).walk(events)
+    return builder
+
+
+def _events(text: str, broken: Any = None) -> Any:
+    """pulldown-cmark's events with their byte ranges; ``broken`` hears of every link
+    reference that the text does not define."""
+    pyromark = _pyromark()
+    assert pyromark is not None
+    options = pyromark.Options.ENABLE_TABLES
+    return pyromark.events_with_range(text, options=options, broken_link_callback=broken)
 
 
 def _front_matter(text: str, starts: list[int]) -> int:

@@ -1,0 +1,352 @@
+# Included by _mdwalk.pyx: the top-level line scanner and the segment walk.
+#
+# Two fifths of pulldown-cmark's events on the Node.js API docs are the inline events of
+# top-level paragraphs, and more are HTML comment and code blocks: Python objects made only
+# to be skipped. The scanner reads the document's lines at the top level and cuts it into
+# segments: blocks it understands with certainty (a paragraph of plain lines, an ATX
+# heading, a fenced code block, an HTML comment block) and, between them, *delegated* runs
+# of lines that pulldown-cmark parses as before. A delegated run starts and ends at a clean
+# point: a line where nothing of the lines above can still be open (no container,
+# paragraph, fence or HTML block), so pulldown-cmark parsing it alone gives the events it
+# gives it inside the document, but for link reference definitions, which only change
+# inline parsing (see walk_segments). Wherever the scanner cannot tell — a fence or a long
+# HTML block that may be open at the top level — the delegated run goes on to the end of
+# the text: the scanner only ever leaves more to pulldown-cmark, it never guesses.
+
+cdef int PARAGRAPH = 0, HEADING = 1, CODE = 2, HTML = 3, DELEGATED = 4
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_Find(object s, object sub, Py_ssize_t start, Py_ssize_t end,
+                              int direction) except -2
+    bint Py_UNICODE_ISALNUM(Py_UCS4 ch)
+
+
+cdef inline Py_UCS4 _char(str text, Py_ssize_t i, Py_ssize_t end):
+    return PyUnicode_READ_CHAR(text, i) if i < end else 0
+
+
+cdef inline Py_ssize_t _skip_blanks(str text, Py_ssize_t i, Py_ssize_t end):
+    """First position in [i, end) that is not a space or a tab, else end."""
+    cdef Py_UCS4 c
+    while i < end:
+        c = PyUnicode_READ_CHAR(text, i)
+        if c != 32 and c != 9:
+            break
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _columns(str text, Py_ssize_t start, Py_ssize_t stop):
+    """Columns of the spaces and tabs in [start, stop) (tab stops of 4)."""
+    cdef Py_ssize_t col = 0
+    cdef Py_ssize_t i
+    for i in range(start, stop):
+        if PyUnicode_READ_CHAR(text, i) == 9:
+            col += 4 - col % 4
+        else:
+            col += 1
+    return col
+
+
+cdef inline bint _digit(Py_UCS4 c):
+    return 48 <= c <= 57
+
+
+cdef bint _starts_paragraph(Py_UCS4 c):
+    """A first character that opens nothing but a paragraph: a letter, or punctuation that
+    no block starts with (a block marker, a digit, space, a control is left to pulldown)."""
+    cdef unsigned int code = c
+    if code >= 128:
+        return Py_UNICODE_ISALNUM(c)
+    if 97 <= (code | 32) <= 122:
+        return True
+    return c in "()\"',./;?@$%^{}!\\&:"
+
+
+cdef bint _may_interrupt(str text, Py_ssize_t start, Py_ssize_t end):
+    """Whether the non-blank line [start, end) might not just continue the paragraph above
+    it: a block may interrupt it there, it may be a setext underline, or it holds ``|`` (a
+    table row, or a delimiter row that markdown-it reads as a table)."""
+    cdef Py_ssize_t p, q
+    cdef Py_UCS4 c
+    if PyUnicode_FindChar(text, 124, start, end, 1) >= 0:
+        return True
+    p = _skip_blanks(text, start, end)
+    if _columns(text, start, p) >= 4:
+        return False  # indented: no interruption allows more than 3 columns
+    c = PyUnicode_READ_CHAR(text, p)
+    if _digit(c):
+        q = p
+        while q < end and _digit(PyUnicode_READ_CHAR(text, q)):
+            q += 1
+        c = _char(text, q, end)
+        return c == 46 or c == 41  # "1." / "1)": an ordered list
+    if c == 96 or c == 126:  # "``" is text; three may open a fence
+        return _char(text, p + 1, end) == c and _char(text, p + 2, end) == c
+    return c in "#>-+*_=<"
+
+
+cdef Py_ssize_t _fence(str text, Py_ssize_t p, Py_ssize_t end, Py_UCS4* mark):
+    """Length of the fence opening at ``p`` (3+ backticks or tildes; a backtick fence's
+    info string holds no backtick), else 0."""
+    cdef Py_UCS4 c = _char(text, p, end)
+    cdef Py_ssize_t q = p
+    if c != 96 and c != 126:
+        return 0
+    while q < end and PyUnicode_READ_CHAR(text, q) == c:
+        q += 1
+    if q - p < 3:
+        return 0
+    if c == 96 and PyUnicode_FindChar(text, 96, q, end, 1) >= 0:
+        return 0
+    mark[0] = c
+    return q - p
+
+
+cdef bint _closes(str text, Py_ssize_t start, Py_ssize_t end, Py_UCS4 mark, Py_ssize_t size):
+    """Whether the line [start, end) closes a fence of ``size`` ``mark`` characters."""
+    cdef Py_ssize_t p = _skip_blanks(text, start, end)
+    cdef Py_ssize_t q = p
+    if _columns(text, start, p) > 3:
+        return False
+    while q < end and PyUnicode_READ_CHAR(text, q) == mark:
+        q += 1
+    return q - p >= size and _skip_blanks(text, q, end) == end
+
+
+cdef bint _long_html(str text, Py_ssize_t p, Py_ssize_t end):
+    """Whether an HTML block that blank lines do not end (CommonMark kinds 1-5) may open at
+    ``p``: ``<!``, ``<?``, or a tag named script, pre, style, textarea (erring to "may")."""
+    cdef Py_UCS4 c
+    if _char(text, p, end) != 60:
+        return False
+    c = _char(text, p + 1, end)
+    if c == 33 or c == 63:
+        return True
+    name = text[p + 1 : min(end, p + 10)].lower()
+    for tag in ("script", "pre", "style", "textarea"):
+        if name.startswith(tag):
+            c = _char(name, len(tag), len(name))
+            if c == 0 or c == 32 or c == 9 or c == 62:
+                return True
+    return False
+
+
+cdef bint _atx(str text, Py_ssize_t p, Py_ssize_t end, Py_ssize_t* level):
+    cdef Py_ssize_t q = p
+    cdef Py_UCS4 c
+    while q < end and PyUnicode_READ_CHAR(text, q) == 35:
+        q += 1
+    if q - p < 1 or q - p > 6:
+        return False
+    c = _char(text, q, end)
+    if c != 0 and c != 32 and c != 9:
+        return False
+    level[0] = q - p
+    return True
+
+
+cdef inline Py_ssize_t _end_of(str text, list starts, Py_ssize_t i, Py_ssize_t n):
+    """End of line ``i``'s content (texts here break lines with "\\n" only; the last
+    line, empty after a final line break, runs to the end)."""
+    if i + 1 < len(starts):
+        return _int(starts, i + 1) - 1
+    return n
+
+
+cdef inline bint _blank(str text, list starts, Py_ssize_t i, Py_ssize_t n):
+    cdef Py_ssize_t e = _end_of(text, starts, i, n)
+    return _skip_blanks(text, _int(starts, i), e) == e
+
+
+cdef Py_ssize_t _paragraph(str text, list starts, Py_ssize_t i, Py_ssize_t n):
+    """The end line of the certain paragraph that line ``i`` (plain, at a clean point)
+    starts, or -1 where one of its lines might be more than its continuation."""
+    cdef Py_ssize_t lines = len(starts)
+    cdef Py_ssize_t j = i + 1
+    while j < lines and not _blank(text, starts, j, n):
+        if _may_interrupt(text, _int(starts, j), _end_of(text, starts, j, n)):
+            return -1
+        j += 1
+    return j
+
+
+cdef Py_ssize_t _comment_end(str text, list starts, Py_ssize_t i, Py_ssize_t p, Py_ssize_t n):
+    """The end line of the HTML comment block opening at ``p`` on line ``i``."""
+    cdef Py_ssize_t lines = len(starts)
+    cdef Py_ssize_t j = i
+    if PyUnicode_Find(text, "-->", p + 4, _end_of(text, starts, i, n), 1) >= 0:
+        return i + 1
+    j = i + 1
+    while j < lines:
+        if PyUnicode_Find(text, "-->", _int(starts, j), _end_of(text, starts, j, n), 1) >= 0:
+            return j + 1
+        j += 1
+    return lines
+
+
+cdef list _segments(str text, list starts):
+    """``(kind, first, last, level)`` for each segment of ``text``, in order, covering
+    its lines: ``[first, last)``; ``level`` a heading's number of ``#``."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t lines = len(starts)
+    cdef list out = []
+    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t region = -1  # first line of the open delegated run
+    cdef bint blank_before = True
+    cdef Py_ssize_t s, e, p, j, size
+    cdef Py_ssize_t level = 0
+    cdef Py_UCS4 c, mark
+    while i < lines:
+        s = _int(starts, i)
+        e = _end_of(text, starts, i, n)
+        p = _skip_blanks(text, s, e)
+        if p == e:
+            blank_before = True
+            i += 1
+            continue
+        c = PyUnicode_READ_CHAR(text, p)
+        if region >= 0:
+            if not (blank_before and p == s and c not in "-*+" and not _digit(c)):
+                if _columns(text, s, p) <= 3 and (_fence(text, p, e, &mark) or _long_html(text, p, e)):
+                    break  # may be open at the top level: the run goes on to the end
+                blank_before = False
+                i += 1
+                continue
+            out.append((DELEGATED, region, i, 0))
+            region = -1
+        blank_before = False  # a clean point: nothing above is open
+        if _columns(text, s, p) <= 3:
+            size = _fence(text, p, e, &mark)
+            if size:
+                j = i + 1
+                while j < lines and not _closes(text, _int(starts, j), _end_of(text, starts, j, n), mark, size):
+                    j += 1
+                j = min(j + 1, lines)
+                out.append((CODE, i, j, 0))
+                i = j
+                continue
+            if p == s and c == 35 and _atx(text, p, e, &level):
+                out.append((HEADING, i, i + 1, level))
+                i += 1
+                continue
+            if p == s and PyUnicode_Find(text, "<!--", p, e, 1) == p:
+                if PyUnicode_Find(text, "<!-->", p, e, 1) == p or PyUnicode_Find(text, "<!--->", p, e, 1) == p:
+                    region = i
+                    break
+                j = _comment_end(text, starts, i, p, n)
+                out.append((HTML, i, j, 0))
+                i = j
+                continue
+            if _long_html(text, p, e):
+                region = i
+                break
+        if (
+            p == s
+            and (_starts_paragraph(c) or c == 96 and _char(text, p + 1, e) != 96)
+            and PyUnicode_FindChar(text, 124, s, e, 1) < 0
+        ):
+            j = _paragraph(text, starts, i, n)
+            if j >= 0:
+                out.append((PARAGRAPH, i, j, 0))
+                i = j
+                continue
+        region = i
+        i += 1
+    if region >= 0:
+        out.append((DELEGATED, region, lines, 0))
+    return out
+
+
+def segments(str text, list starts):
+    """The scanner's segments of ``text`` (lines by ``starts``): for the tests."""
+    return _segments(text, starts)
+
+
+cdef class _Broken:
+    """pyromark's broken-link callback: records where a reference is not defined."""
+
+    cdef public list spans
+
+    def __init__(self):
+        self.spans = []
+
+    def __call__(self, link):
+        self.spans.append(link["span"]["start"])
+        return None
+
+
+cdef bint _in_heading(list spans, list headings):
+    for at in spans:
+        for start, end in headings:
+            if start <= at < end:
+                return True
+    return False
+
+
+cdef list _titles(list heads, events):
+    """The titles of these ATX heading lines, as the walk gives them in the document; None
+    where a title might read a link reference definition (the heads are parsed alone)."""
+    if not heads:
+        return []
+    text = "\n\n".join(heads) + "\n"
+    builder = TreeBuilder(text, line_starts(text), 0)
+    broken = _Broken()
+    try:
+        Walker(builder, text, 0).walk(events(text, broken))
+    except Disagree:
+        return None
+    found = builder.root.children
+    if broken.spans or len(found) != len(heads):
+        return None
+    for block in found:
+        if block.kind != "heading":
+            return None
+    return [block.title for block in found]
+
+
+def walk_segments(TreeBuilder builder, str rest, Py_ssize_t first, events):
+    """Feed ``builder`` the blocks of ``rest`` (the text from line ``first`` on) segment by
+    segment: the scanner's certain blocks directly, each delegated run by walking
+    ``events(run, broken_link_callback)``, pulldown-cmark's events of that run alone.
+
+    Returns:
+        ``False`` where a heading holds a link reference (its title would read the
+        definitions, which a run parsed alone does not see): the builder is then half fed
+        and the caller walks the whole text afresh. ``True`` when every block is in.
+
+    Raises:
+        Disagree: As the whole walk would (the runs parse as they do in the document).
+    """
+    cdef list starts = builder.starts if first == 0 and rest is builder.text else line_starts(rest)
+    cdef list segs = _segments(rest, starts)
+    cdef Py_ssize_t n_lines = len(starts)
+    cdef Py_ssize_t k = 0
+    cdef Walker walker
+    heads = [rest[_int(starts, seg[1]) : _end_of(rest, starts, seg[1], len(rest))]
+             for seg in segs if seg[0] == HEADING]
+    titles = _titles(heads, events)
+    if titles is None:
+        return False
+    for kind, a, b, level in segs:
+        if kind == PARAGRAPH:
+            builder.open("paragraph", a + first, b + first)
+            builder.close()
+        elif kind == HEADING:
+            builder.open("heading", a + first, b + first, level)
+            builder.set_title(titles[k])
+            k += 1
+            builder.close()
+        elif kind == CODE:
+            builder.leaf("code", a + first, b + first,
+                         _fenced(builder.text, builder.starts, a + first, ""))
+        elif kind == HTML:
+            builder.leaf("html", a + first, b + first, {})
+        else:
+            run = rest[_int(starts, a) : _int(starts, b)] if b < n_lines else rest[_int(starts, a) :]
+            broken = _Broken()
+            walker = Walker(builder, run, first + a)
+            walker.walk(events(run, broken))
+            if broken.spans and _in_heading(broken.spans, walker.heading_spans):
+                return False
+    return True
