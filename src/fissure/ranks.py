@@ -80,9 +80,22 @@ def rank(kind: str, level: int = 0) -> Rank:
 def boundary(kind: str, level: int = 0) -> Boundary:
     """The cut in front of a block: ``section 2``/``heading 2`` for headings, else the
     kind, with its rank."""
-    if kind in HEADINGS:
-        return Boundary(f"{kind} {level}", rank(kind, level))
-    return Boundary(kind, KIND_RANKS.get(kind, Rank.GAP))
+    key = (kind, level, type(level))  # the type too: 2 and 2.0 are one key, two names
+    found = _BOUNDARIES.get(key)
+    if found is None:
+        if kind in HEADINGS:
+            found = Boundary(f"{kind} {level}", rank(kind, level))
+        else:
+            found = Boundary(kind, KIND_RANKS.get(kind, Rank.GAP))
+        if len(_BOUNDARIES) < _KEEP:
+            _BOUNDARIES[key] = found
+    return found
+
+
+# Every block's boundary is asked for once per packing, from a few dozen (kind, level)
+# pairs: made once each (a Boundary is an immutable tuple). Bounded, for odd parsers.
+_BOUNDARIES: dict[tuple[str, int, type], Boundary] = {}
+_KEEP = 4096
 
 
 # Boundaries that are not in front of a block.

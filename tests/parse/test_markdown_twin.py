@@ -92,7 +92,9 @@ _SCANNED = st.sampled_from(
      "-->", "<!-->", "<div>", "<pre>", "</pre>", "<script>", "<p>x</p>", "- item", "* item",
      "+ item", "1. item", "2) item", "10 apples", "> quote", "===", "---", "***", "___",
      "| a | b |", "|---|---|", "a | b", "[ref]: /u", "    indented", "\tindented", "  two",
-     "\\# escaped", "!bang", "&amp; x", "x  ", "[ref]", "a\\", "  - nested", "<!-- a", "b -->"]
+     "\\# escaped", "!bang", "&amp; x", "x  ", "[ref]", "a\\", "  - nested", "<!-- a", "b -->",
+     "* `a` {b|c}", "  * nested", "    * deeper", "    text", "      more", "   odd", "  * `x`",
+     "    - other bullet", "*  two spaces", "* [ref]: /u", "  ---", "    ===", "  :-:", "*\tx"]
 )  # fmt: skip
 
 
@@ -142,3 +144,34 @@ def test_heading_with_a_reference_walks_the_whole_text() -> None:
     assert_twins(text)
     (section,) = markdown_events.markdown_blocks(text) or ()
     assert section.title == "See [ref]"
+
+
+_LIST_LINE = st.sampled_from(
+    ["* `a` {b|c}", "* text", "  * nested", "    * deeper", "      * deepest", "  cont",
+     "    cont", "      cont", "        cont", "- other", "  - other", "+ plus", "* [l](u) x",
+     "  `code` more", "  1. ordered", "  2019 words", "  > quote", "  ```", "  <!-- c -->",
+     "  # h", "   three", " one", "  | a |", "  --|--", "    ---", "  ***", "  [r]: /u", "",
+     "* **b**", "* ", "*", "  *", "\t* tab", "  \tx", "* é ü", "  : colon"]
+)  # fmt: skip
+
+
+@st.composite
+def list_documents(draw: st.DrawFn) -> str:
+    head = draw(st.sampled_from(["", "para\n\n", "# h\n"]))
+    first = draw(st.sampled_from(["* first", "- first", "+ first"]))
+    body = draw(st.lists(_LIST_LINE, max_size=12))
+    after = draw(st.sampled_from(["", "\n", "\n\nafter\n", "\n\n- x\n", "\n\n  x\n", "\n\n1. x\n",
+                                  "\n\n\n* y\n", "\n\n[r]: /u\n"]))  # fmt: skip
+    return head + "\n".join([first, *body]) + after
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(list_documents())
+def test_list_documents(text: str) -> None:
+    assert_twins(text)
+
+
+def test_tight_lists_are_built_by_the_scanner() -> None:
+    text = "* `a` {b|c}\n  * nested\n    wrapped\n  * two\n* three\n\nafter\n"
+    assert [k for k, *_ in _segments(text)] == [5, 0]
+    assert_twins(text)

@@ -13,7 +13,10 @@
 # HTML block that may be open at the top level — the delegated run goes on to the end of
 # the text: the scanner only ever leaves more to pulldown-cmark, it never guesses.
 
-cdef int PARAGRAPH = 0, HEADING = 1, CODE = 2, HTML = 3, DELEGATED = 4
+cdef int PARAGRAPH = 0, HEADING = 1, CODE = 2, HTML = 3, DELEGATED = 4, LIST = 5
+# a tight list's steps for the builder
+cdef int OPEN_LIST = 0, OPEN_ITEM = 1, TEXT = 2, CLOSE = 3
+cdef Py_ssize_t MAX_LEVELS = 5  # lists in lists (the walk hands 6+ to markdown-it)
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_Find(object s, object sub, Py_ssize_t start, Py_ssize_t end,
@@ -74,7 +77,14 @@ cdef bint _may_interrupt(str text, Py_ssize_t start, Py_ssize_t end):
     p = _skip_blanks(text, start, end)
     if _columns(text, start, p) >= 4:
         return False  # indented: no interruption allows more than 3 columns
-    c = PyUnicode_READ_CHAR(text, p)
+    return _opens_block(text, p, end)
+
+
+cdef bint _opens_block(str text, Py_ssize_t p, Py_ssize_t end):
+    """Whether a block may start at ``p``, the first visible character of a line indented
+    less than 4 columns past its container's content."""
+    cdef Py_ssize_t q
+    cdef Py_UCS4 c = PyUnicode_READ_CHAR(text, p)
     if _digit(c):
         q = p
         while q < end and _digit(PyUnicode_READ_CHAR(text, q)):
@@ -185,6 +195,117 @@ cdef Py_ssize_t _comment_end(str text, list starts, Py_ssize_t i, Py_ssize_t p, 
     return lines
 
 
+cdef bint _delimiter_like(str text, Py_ssize_t start, Py_ssize_t end):
+    """Whether the line [start, end) is one that markdown_events' delimiter-row pattern
+    matches (``[ \\t>]*`` then ``[|:-]`` then only ``[ \\t|:-]``)."""
+    cdef Py_ssize_t p = start
+    cdef Py_UCS4 c
+    while p < end and PyUnicode_READ_CHAR(text, p) in " \t>":
+        p += 1
+    if p == end or PyUnicode_READ_CHAR(text, p) not in "|:-":
+        return False
+    while p < end:
+        c = PyUnicode_READ_CHAR(text, p)
+        if c not in " \t|:-":
+            return False
+        p += 1
+    return True
+
+
+cdef bint _item_line(str text, Py_ssize_t p, Py_ssize_t end):
+    """Whether ``p`` opens a bullet item this scanner builds: ``*``, ``-`` or ``+``, one
+    space, then a character that starts nothing but a paragraph."""
+    cdef Py_UCS4 c = _char(text, p, end)
+    if c != 42 and c != 45 and c != 43 or _char(text, p + 1, end) != 32:
+        return False
+    c = _char(text, p + 2, end)
+    return _starts_paragraph(c) or c == 96 and _char(text, p + 3, end) != 96
+
+
+cdef object _tight_list(str text, list starts, Py_ssize_t i, Py_ssize_t n):
+    """``(steps, end line)`` of the tight bullet list at line ``i``, or None where it is
+    not one this scanner is sure of.
+
+    Sure means: no blank line inside; each line either an item (:func:`_item_line`) at
+    the column of an open item's marker (a sibling, with the same bullet) or of its
+    content (a nested list, at most MAX_LEVELS deep), or a line that only continues the
+    innermost item's text (indented to its content at least, opening no block there, no
+    delimiter row); no tabs in the indentation; and after the blank line, the end of the
+    text or a line at column 0 that no list can take (no bullet, no digit)."""
+    cdef Py_ssize_t lines = len(starts)
+    cdef Py_ssize_t j = i
+    cdef Py_ssize_t s, e, p, w, k, text_at = -1
+    cdef list steps = []
+    cdef list cols = []  # marker column per open level
+    cdef list bullets = []
+    cdef list opened = []  # per level: the indices of its list's and its item's steps
+    cdef Py_UCS4 c
+    while j < lines:
+        s = _int(starts, j)
+        e = _end_of(text, starts, j, n)
+        p = _skip_blanks(text, s, e)
+        if p == e:
+            break
+        if PyUnicode_FindChar(text, 9, s, p, 1) >= 0:
+            return None
+        w = p - s
+        c = PyUnicode_READ_CHAR(text, p)
+        if _item_line(text, p, e):
+            if not cols or w == _int(cols, len(cols) - 1) + 2:
+                if (w != 0 and not cols) or len(cols) >= MAX_LEVELS:
+                    return None
+                cols.append(w)
+                bullets.append(c)
+                steps.append([OPEN_LIST, j, 0])
+                opened.append([len(steps) - 1, -1])
+            else:
+                k = len(cols) - 1
+                while k >= 0 and _int(cols, k) != w:
+                    k -= 1
+                if k < 0 or bullets[k] != c:
+                    return None
+                while len(cols) > k + 1:  # the deeper lists end here
+                    _close_level(steps, opened, j)
+                    cols.pop()
+                    bullets.pop()
+                steps[opened[k][1]][2] = j  # the sibling before ends here
+                steps.append([CLOSE, 0, 0])
+            steps.append([OPEN_ITEM, j, 0])
+            opened[len(opened) - 1][1] = len(steps) - 1
+            steps.append([TEXT, j, j + 1])
+            text_at = len(steps) - 1
+        else:
+            if w < _int(cols, len(cols) - 1) + 2 or _delimiter_like(text, s, e):
+                return None  # a lazy line, or one markdown-it would read as a table
+            if w - _int(cols, len(cols) - 1) - 2 < 4 and _opens_block(text, p, e):
+                return None
+            if steps[len(steps) - 1][0] != TEXT:
+                return None  # text after a nested list: no longer the item's first paragraph
+            steps[text_at][2] = j + 1
+        j += 1
+    while cols:
+        _close_level(steps, opened, j)
+        cols.pop()
+    k = j
+    while k < lines and _blank(text, starts, k, n):
+        k += 1
+    if k < lines:
+        s = _int(starts, k)
+        c = PyUnicode_READ_CHAR(text, s)
+        if c == 32 or c == 9 or c in "-*+" or _digit(c):
+            return None
+    return steps, j
+
+
+cdef void _close_level(list steps, list opened, Py_ssize_t end):
+    """Close the innermost level's item and list at line ``end``."""
+    cdef list level = opened.pop()
+    steps[level[1]][2] = end
+    steps.append([CLOSE, 0, 0])
+    steps[level[0]][2] = end
+    steps.append([CLOSE, 0, 0])
+
+
 cdef list _segments(str text, list starts):
     """``(kind, first, last, level)`` for each segment of ``text``, in order, covering
     its lines: ``[first, last)``; ``level`` a heading's number of ``#``."""
@@ -241,6 +362,12 @@ cdef list _segments(str text, list starts):
             if _long_html(text, p, e):
                 region = i
                 break
+        if p == s and _item_line(text, p, e):
+            found = _tight_list(text, starts, i, n)
+            if found is not None:
+                out.append((LIST, i, found[1], found[0]))
+                i = found[1]
+                continue
         if (
             p == s
             and (_starts_paragraph(c) or c == 96 and _char(text, p + 1, e) != 96)
@@ -261,6 +388,14 @@ cdef list _segments(str text, list starts):
 def segments(str text, list starts):
     """The scanner's segments of ``text`` (lines by ``starts``): for the tests."""
     return _segments(text, starts)
+
+
+cdef list _shifted(list starts, Py_ssize_t a, Py_ssize_t b, Py_ssize_t base):
+    cdef list out = []
+    cdef Py_ssize_t k
+    for k in range(a, b):
+        out.append(_int(starts, k) - base)
+    return out
 
 
 cdef class _Broken:
@@ -342,10 +477,24 @@ def walk_segments(TreeBuilder builder, str rest, Py_ssize_t first, events):
                          _fenced(builder.text, builder.starts, a + first, ""))
         elif kind == HTML:
             builder.leaf("html", a + first, b + first, {})
+        elif kind == LIST:
+            for step, a, b in level:
+                if step == OPEN_LIST:
+                    builder.open("list", a + first, b + first)
+                elif step == OPEN_ITEM:
+                    builder.open("item", a + first, b + first)
+                elif step == TEXT:  # a tight item's text: the paragraph the walk makes
+                    builder.open("paragraph", a + first, b + first)
+                    builder.close()
+                else:
+                    builder.close()
         else:
-            run = rest[_int(starts, a) : _int(starts, b)] if b < n_lines else rest[_int(starts, a) :]
+            base = _int(starts, a)
+            run = rest[base : _int(starts, b)] if b < n_lines else rest[base:]
+            # the run's line starts are the text's, shifted (line_starts(run) would add
+            # the empty line after its final line break as well: so does starts[b])
+            walker = Walker(builder, run, first + a, _shifted(starts, a, min(b + 1, n_lines), base))
             broken = _Broken()
-            walker = Walker(builder, run, first + a)
             walker.walk(events(run, broken))
             if broken.spans and _in_heading(broken.spans, walker.heading_spans):
                 return False

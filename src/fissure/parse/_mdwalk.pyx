@@ -253,10 +253,11 @@ cdef class Walker:
     cdef bint skip
     cdef public list heading_spans  # (start, end) of each heading met
 
-    def __init__(self, TreeBuilder builder, str text, Py_ssize_t first_line):
+    def __init__(self, TreeBuilder builder, str text, Py_ssize_t first_line, list starts=None):
+        # starts: line_starts(text) where the caller has them (a run of the scanner's)
         self.builder, self.text, self.first_line = builder, text, first_line
-        # the builder's lines are the text's own when there is no front matter before it
-        starts = builder.starts if first_line == 0 and text is builder.text else line_starts(text)
+        if starts is None:  # the builder's lines are the text's own without front matter
+            starts = builder.starts if first_line == 0 and text is builder.text else line_starts(text)
         self.data = None if text.isascii() else text.encode()
         self.byte_starts = starts if self.data is None else _byte_starts(text, starts)
         self.kinds = []
