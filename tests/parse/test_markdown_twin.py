@@ -175,3 +175,8 @@ def test_tight_lists_are_built_by_the_scanner() -> None:
     text = "* `a` {b|c}\n  * nested\n    wrapped\n  * two\n* three\n\nafter\n"
     assert [k for k, *_ in _segments(text)] == [5, 0]
     assert_twins(text)
+
+
+@given(st.text(alphabet="ab\n\r é", max_size=60))
+def test_line_starts(text: str) -> None:
+    assert markdown_events._walk.line_starts(text) == line_starts(text)  # type: ignore[union-attr]

@@ -77,7 +77,7 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
     pyromark = _pyromark()
     if pyromark is None:
         raise RuntimeError("pyromark is not importable; `pip install pyromark` or use markdown-it")
-    starts = line_starts(text)
+    starts = (line_starts if _walk is None else _walk.line_starts)(text)
     first = _front_matter(text, starts)
     rest = text[starts[first] :] if first < len(starts) else ""
     try:
