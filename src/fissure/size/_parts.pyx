@@ -417,3 +417,89 @@ cdef class PartTable:
                     break
             j += 1
         return j
+
+
+cdef class CharTable:
+    """Twin of :class:`fissure.size.ruler.LazyTable` for the character sizer: the same
+    answers (sizes are trimmed lengths), each end trimmed once when first asked for, in C.
+
+    The packer asks ``fits`` and ``sure`` for every part it considers; a Python method
+    call each was most of the cost of packing a Markdown tree by characters.
+    """
+
+    cdef readonly object ruler
+    cdef readonly list bounds
+    cdef str text
+    cdef Py_ssize_t n
+    cdef list _starts
+    cdef list _ends
+
+    def __init__(self, ruler, list bounds):
+        self.ruler = ruler
+        self.bounds = bounds
+        self.text = ruler.text
+        self.n = len(self.text)
+        self._starts = [None] * len(bounds)
+        self._ends = [None] * len(bounds)
+
+    cdef inline void _check(self, Py_ssize_t k) except *:
+        if k < 0 or k >= len(self.bounds):
+            raise IndexError(f"part {k} of a table of {len(self.bounds) - 1}")
+
+    cpdef Py_ssize_t start(self, Py_ssize_t i):
+        self._check(i)
+        cdef object got = self._starts[i]
+        cdef Py_ssize_t p, stop
+        if got is not None:
+            return <Py_ssize_t>got
+        p = <Py_ssize_t>self.bounds[i]
+        stop = self.n
+        while p < stop and Py_UNICODE_ISSPACE(self.text[p]):  # fissure.spans.visible_start
+            p += 1
+        if p >= stop:
+            p = stop + 1
+        self._starts[i] = p
+        return p
+
+    cpdef Py_ssize_t end(self, Py_ssize_t j):
+        self._check(j + 1)
+        cdef object got = self._ends[j + 1]
+        cdef Py_ssize_t first, e
+        if got is not None:
+            return <Py_ssize_t>got
+        first = <Py_ssize_t>self.bounds[0]
+        e = <Py_ssize_t>self.bounds[j + 1]
+        while e > first and Py_UNICODE_ISSPACE(self.text[e - 1]):  # visible_end
+            e -= 1
+        if e <= first:
+            e = 0
+        self._ends[j + 1] = e
+        return e
+
+    cpdef Py_ssize_t size(self, Py_ssize_t i, Py_ssize_t j):
+        cdef Py_ssize_t s = self.start(i)
+        cdef Py_ssize_t e = self.end(j)
+        return e - s if s < e else 0
+
+    cpdef bint fits(self, Py_ssize_t i, Py_ssize_t j, Py_ssize_t budget):
+        self._check(i)
+        self._check(j + 1)
+        if <Py_ssize_t>self.bounds[j + 1] - <Py_ssize_t>self.bounds[i] <= budget:
+            return True
+        return self.size(i, j) <= budget
+
+    cpdef Py_ssize_t sure(self, Py_ssize_t i, Py_ssize_t budget):
+        # bisect_right(bounds, bounds[i] + budget, i + 1) - 2
+        self._check(i)
+        cdef list bounds = self.bounds
+        cdef Py_ssize_t x = <Py_ssize_t>bounds[i] + budget
+        cdef Py_ssize_t lo = i + 1
+        cdef Py_ssize_t hi = len(bounds)
+        cdef Py_ssize_t mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if x < <Py_ssize_t>bounds[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo - 2

@@ -33,6 +33,7 @@ _SEGMENT_BATCH = 1 << 16
 
 _parts = twin("fissure.size._parts")  # PartTable's compiled twin (see _parts.pyx)
 compiled_table: Any = None if _parts is None else _parts.PartTable
+char_table: Any = None if _parts is None else _parts.CharTable  # LazyTable, characters
 
 
 class Ruler:
@@ -149,6 +150,8 @@ class Ruler:
         budget the runs are packed under) and parts that meet at line starts, a
         :class:`PartTable` counts each part once instead, without the document's table.
         """
+        if self._chars and char_table is not None:
+            return char_table(self, bounds)  # type: ignore[no-any-return]
         if self._chars or self._direct:
             return LazyTable(self, bounds)
         if cap is not None and self._parts:
