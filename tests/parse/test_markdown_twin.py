@@ -180,3 +180,12 @@ def test_tight_lists_are_built_by_the_scanner() -> None:
 @given(st.text(alphabet="ab\n\r é", max_size=60))
 def test_line_starts(text: str) -> None:
     assert markdown_events._walk.line_starts(text) == line_starts(text)  # type: ignore[union-attr]
+
+
+def test_heading_with_a_reference_in_a_delegated_run() -> None:
+    text = "# Plain\n\n> ## quoted [ref]\n\nafter\n\n[ref]: /u\n"
+    builder = markdown_events._builder(text, line_starts(text), 0, 0)
+    assert not markdown_events._walk.walk_segments(  # type: ignore[union-attr]
+        builder, text, 0, markdown_events._events
+    )
+    assert_twins(text)

@@ -412,10 +412,15 @@ cdef class _Broken:
 
 
 cdef bint _in_heading(list spans, list headings):
+    """Whether a broken reference at one of ``spans`` lies in one of ``headings`` (ranges
+    in document order, which do not overlap): a bisection each, so a run with many of both
+    costs no product of the two."""
+    cdef list starts = [start for start, _ in headings]
+    cdef Py_ssize_t k
     for at in spans:
-        for start, end in headings:
-            if start <= at < end:
-                return True
+        k = _bisect_right(starts, at) - 1
+        if k >= 0 and at < headings[k][1]:
+            return True
     return False
 
 
