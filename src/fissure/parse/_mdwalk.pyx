@@ -17,7 +17,7 @@ caption and header row) call the Python helpers themselves.
 import re
 
 from cpython.dict cimport PyDict_GetItem, PyDict_Next
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyObject_GenericSetAttr
 from cpython.unicode cimport Py_UNICODE_ISSPACE
 
 from fissure.parse.captions import caption_title
@@ -51,30 +51,53 @@ cdef object _BLOCK = MarkdownLevel.BLOCK
 cdef dict _LEVELS = dict(LEVELS)
 
 # Block is a frozen dataclass with slots: its generated __init__ sets each slot through
-# object.__setattr__, a Python call per field. The slots' own descriptors set them at C
-# speed, which is all that __init__ does (Block has no __post_init__: the twin test
-# compares the Blocks field by field).
+# object.__setattr__, a Python call per field. The generic setattr does the same from C (as
+# fissure._chunks does for Chunk), bypassing only the frozen class's refusing __setattr__;
+# Block has no __post_init__ (the twin test compares the Blocks field by field).
 cdef object _new = object.__new__
-cdef object _SET_KIND = Block.__dict__["kind"].__set__
-cdef object _SET_START = Block.__dict__["start"].__set__
-cdef object _SET_END = Block.__dict__["end"].__set__
-cdef object _SET_LEVEL = Block.__dict__["level"].__set__
-cdef object _SET_TITLE = Block.__dict__["title"].__set__
-cdef object _SET_CHILDREN = Block.__dict__["children"].__set__
-cdef object _SET_METADATA = Block.__dict__["metadata"].__set__
 
 
 cdef object _block(str kind, Py_ssize_t start, Py_ssize_t end, object level, object title,
                    tuple children, dict metadata):
     cdef object block = _new(Block)
-    _SET_KIND(block, kind)
-    _SET_START(block, start)
-    _SET_END(block, end)
-    _SET_LEVEL(block, level)
-    _SET_TITLE(block, title)
-    _SET_CHILDREN(block, children)
-    _SET_METADATA(block, metadata)
+    PyObject_GenericSetAttr(block, "kind", kind)
+    PyObject_GenericSetAttr(block, "start", start)
+    PyObject_GenericSetAttr(block, "end", end)
+    PyObject_GenericSetAttr(block, "level", level)
+    PyObject_GenericSetAttr(block, "title", title)
+    PyObject_GenericSetAttr(block, "children", children)
+    PyObject_GenericSetAttr(block, "metadata", metadata)
     return block
+
+
+def nest_sections(list blocks):
+    """:func:`fissure.parse.text.nest_sections` with its default ``heading_rank`` (a
+    ``heading`` block opens a section of its level and title), the same Blocks."""
+    cdef list root = []
+    cdef list stack = []  # [level, title, children] per open section
+    for block in blocks:
+        if block.kind == "heading":
+            level = block.level
+            while stack and stack[len(stack) - 1][0] >= level:
+                _close_section(stack, root)
+            stack.append([level, block.title, [block]])
+        elif stack:
+            stack[len(stack) - 1][2].append(block)
+        else:
+            root.append(block)
+    while stack:
+        _close_section(stack, root)
+    return tuple(root)
+
+
+cdef void _close_section(list stack, list root) except *:
+    level, title, children = stack.pop()
+    section = _block("section", children[0].start, children[len(children) - 1].end, level,
+                     title, tuple(children), {})
+    if stack:
+        stack[len(stack) - 1][2].append(section)
+    else:
+        root.append(section)
 
 
 cdef inline Py_ssize_t _int(list values, Py_ssize_t i):
@@ -135,13 +158,25 @@ cdef class Frame:
     cdef public dict metadata
 
     def __init__(self, kind, Py_ssize_t first_line, Py_ssize_t last_line, level=_BLOCK):
-        self.kind = kind
-        self.first_line = first_line
-        self.last_line = last_line
-        self.children = []
-        self.level = level
-        self.title = None
-        self.metadata = {}
+        _init_frame(self, kind, first_line, last_line, level)
+
+
+cdef inline Frame _frame(kind, Py_ssize_t first_line, Py_ssize_t last_line, level):
+    """A Frame without the Python call into __init__ (the builder makes one per block)."""
+    cdef Frame frame = Frame.__new__(Frame)
+    _init_frame(frame, kind, first_line, last_line, level)
+    return frame
+
+
+cdef inline void _init_frame(Frame frame, kind, Py_ssize_t first_line, Py_ssize_t last_line,
+                             level):
+    frame.kind = kind
+    frame.first_line = first_line
+    frame.last_line = last_line
+    frame.children = []
+    frame.level = level
+    frame.title = None
+    frame.metadata = {}
 
 
 cdef class TreeBuilder:
@@ -155,13 +190,13 @@ cdef class TreeBuilder:
 
     def __init__(self, str text, list starts, Py_ssize_t offset):
         self.text, self.starts, self.offset = text, starts, offset
-        self.root = Frame("root", 0, len(starts))
+        self.root = _frame("root", 0, len(starts), _BLOCK)
         self.stack = [self.root]
 
     cpdef open(self, kind, Py_ssize_t first, Py_ssize_t last, level=None):
         if level is None:
             level = _LEVELS.get(kind or "", _BLOCK)
-        self.stack.append(Frame(kind, first, last, level))
+        self.stack.append(_frame(kind, first, last, level))
 
     cpdef open_row(self, Py_ssize_t first, Py_ssize_t last):
         cdef Frame frame

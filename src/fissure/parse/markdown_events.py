@@ -84,7 +84,8 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
         builder = _walked(text, starts, offset, first, rest)
     except Disagree:
         return None
-    return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
+    nest = nest_sections if _walk is None else _walk.nest_sections
+    return nest(with_wiki_headings(text, builder.blocks(), offset))  # type: ignore[no-any-return]
 
 
 def _builder(text: str, starts: list[int], offset: int, first: int) -> Any:
