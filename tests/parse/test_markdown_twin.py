@@ -128,10 +128,24 @@ def test_segments_tile_the_lines_in_order() -> None:
         "- a\n  ```\n\nfree\n```\n\nnot free\n",  # a fence that may be open: run to the end
         "para\n<pre>\n\nx\n</pre>\n\ny\n",
         "<script>\n\nx\n</script>\n\ny\n",
+        "<div>\n* x\n\n  ```\n\nfoo\n",  # the bullet is HTML: the fence is the top level's
+        "| a |\n|---|\n* x\n\n  ```\n\nfoo\n",
     ],
 )
 def test_unsure_runs_go_to_the_end(text: str) -> None:
     assert _segments(text)[-1][0] == 4
+    assert_twins(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "* item\n\n  ```js\n  x\n\n  ```\n\nafter\n\n# h\n",
+        "* a\n  * b\n\n   ```\n   y\n   ```\n- c\n  <pre>\n\n  </pre>\n\nafter\n",
+    ],
+)
+def test_fences_inside_top_level_items_end_with_them(text: str) -> None:
+    assert [k for k, *_ in _segments(text)][:2] == [4, 0]  # the list, then "after"
     assert_twins(text)
 
 

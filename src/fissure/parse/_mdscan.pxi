@@ -212,6 +212,16 @@ cdef bint _delimiter_like(str text, Py_ssize_t start, Py_ssize_t end):
     return True
 
 
+cdef bint _bullet(str text, Py_ssize_t p, Py_ssize_t end):
+    """Whether ``p`` opens a bullet item whose content starts two columns on: ``*``, ``-``
+    or ``+``, one space, then a visible character."""
+    cdef Py_UCS4 c = _char(text, p, end)
+    if c != 42 and c != 45 and c != 43 or _char(text, p + 1, end) != 32:
+        return False
+    c = _char(text, p + 2, end)
+    return c != 0 and c != 32 and c != 9
+
+
 cdef bint _item_line(str text, Py_ssize_t p, Py_ssize_t end):
     """Whether ``p`` opens a bullet item this scanner builds: ``*``, ``-`` or ``+``, one
     space, then a character that starts nothing but a paragraph."""
@@ -315,7 +325,11 @@ cdef list _segments(str text, list starts):
     cdef Py_ssize_t i = 0
     cdef Py_ssize_t region = -1  # first line of the open delegated run
     cdef bint blank_before = True
-    cdef Py_ssize_t s, e, p, j, size
+    # In a delegated run: whether the line is surely inside a top-level bullet item whose
+    # content starts at column 2 (every line since its marker indented 2+, or blank), where
+    # a fence or long HTML block indented 2-3 is the item's and ends with it.
+    cdef bint in_item = False
+    cdef Py_ssize_t s, e, p, j, size, w
     cdef Py_ssize_t level = 0
     cdef Py_UCS4 c, mark
     while i < lines:
@@ -329,7 +343,13 @@ cdef list _segments(str text, list starts):
         c = PyUnicode_READ_CHAR(text, p)
         if region >= 0:
             if not (blank_before and p == s and c not in "-*+" and not _digit(c)):
-                if _columns(text, s, p) <= 3 and (_fence(text, p, e, &mark) or _long_html(text, p, e)):
+                w = _columns(text, s, p)
+                if w < 2:  # a top-level item's content is no longer surely open, unless
+                    # a new item opens (an HTML block's line above could take a bullet in)
+                    in_item = (blank_before or in_item) and p == s and _bullet(text, p, e)
+                if w <= 3 and not (w >= 2 and in_item) and (
+                    _fence(text, p, e, &mark) or _long_html(text, p, e)
+                ):
                     break  # may be open at the top level: the run goes on to the end
                 blank_before = False
                 i += 1
@@ -379,6 +399,7 @@ cdef list _segments(str text, list starts):
                 i = j
                 continue
         region = i
+        in_item = p == s and _bullet(text, p, e)
         i += 1
     if region >= 0:
         out.append((DELEGATED, region, lines, 0))
