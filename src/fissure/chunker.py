@@ -23,7 +23,7 @@ from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
 from fissure.split.semantic import Trace
 from fissure.split.strategies import split_spans
-from fissure.split.tables import TableHeads, has_tables
+from fissure.split.tables import TableHeads, has_tables, table_spans
 from fissure.types import CHUNK_FIELDS, Block, Chunk, Document
 
 _chunks = twin("fissure._chunks")  # the compiled loop for documents without a Block tree
@@ -159,8 +159,16 @@ class Chunker:
             return None
         assert place is not None  # prepend_context on a document without blocks
         count = self.sizer.count
+        # Without prepend_context only a position inside a table can owe a context (its
+        # header row): elsewhere the answer is 0 without looking the position up.
+        tables = [] if prepend else table_spans(place.blocks)
+        firsts = [start for start, _ in tables]
 
         def reserve(position: int) -> int:
+            if not prepend:
+                k = bisect_right(firsts, position) - 1
+                if k < 0 or position >= tables[k][1]:
+                    return 0
             *_, context, pinned = place(position, position + 1, {})
             if context and pinned:
                 context = self._table_context(context)
