@@ -94,7 +94,8 @@ _SCANNED = st.sampled_from(
      "| a | b |", "|---|---|", "a | b", "[ref]: /u", "    indented", "\tindented", "  two",
      "\\# escaped", "!bang", "&amp; x", "x  ", "[ref]", "a\\", "  - nested", "<!-- a", "b -->",
      "* `a` {b|c}", "  * nested", "    * deeper", "    text", "      more", "   odd", "  * `x`",
-     "    - other bullet", "*  two spaces", "* [ref]: /u", "  ---", "    ===", "  :-:", "*\tx"]
+     "    - other bullet", "*  two spaces", "* [ref]: /u", "  ---", "    ===", "  :-:", "*\tx",
+     "> more words", "> - x", "> # h", "> ---", ">", ">  two", "> `c` x", "> a | b", "> ```"]
 )  # fmt: skip
 
 
@@ -185,6 +186,12 @@ def test_list_documents(text: str) -> None:
     assert_twins(text)
 
 
+def test_one_paragraph_quotes_are_built_by_the_scanner() -> None:
+    text = "> Stability: 2 - Stable\n> more\n\n> # h\n\nafter\n"
+    assert [k for k, *_ in _segments(text)] == [6, 4, 0]
+    assert_twins(text)
+
+
 def test_tight_lists_are_built_by_the_scanner() -> None:
     text = "* `a` {b|c}\n  * nested\n    wrapped\n  * two\n* three\n\nafter\n"
     assert [k for k, *_ in _segments(text)] == [5, 0]
@@ -202,4 +209,26 @@ def test_heading_with_a_reference_in_a_delegated_run() -> None:
     assert not markdown_events._walk.walk_segments(  # type: ignore[union-attr]
         builder, text, 0, markdown_events._events
     )
+    assert_twins(text)
+
+
+_QUOTE_LINE = st.sampled_from(
+    ["> more", "> `c` text", ">", "> ", ">  two", "> - item", "> # h", "> ---", "> ===",
+     "> ```", "> <div>", "> 1. x", "> a | b", "> :-:", "lazy", "", "  indented", "> > deep",
+     "> é", "> [r]: /u", ">\ttab", "> *em*", "> 2019 was"]
+)  # fmt: skip
+
+
+@st.composite
+def quote_documents(draw: st.DrawFn) -> str:
+    head = draw(st.sampled_from(["", "para\n\n", "# h\n", "* x\n\n"]))
+    first = draw(st.sampled_from(["> Stability: 2", "> `x` y", "> plain"]))
+    body = draw(st.lists(_QUOTE_LINE, max_size=6))
+    after = draw(st.sampled_from(["", "\n", "\n\nafter\n", "\n\n> again\n", "\n\n  x\n"]))
+    return head + "\n".join([first, *body]) + after
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(quote_documents())
+def test_quote_documents(text: str) -> None:
     assert_twins(text)

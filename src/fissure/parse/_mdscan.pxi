@@ -13,7 +13,7 @@
 # HTML block that may be open at the top level — the delegated run goes on to the end of
 # the text: the scanner only ever leaves more to pulldown-cmark, it never guesses.
 
-cdef int PARAGRAPH = 0, HEADING = 1, CODE = 2, HTML = 3, DELEGATED = 4, LIST = 5
+cdef int PARAGRAPH = 0, HEADING = 1, CODE = 2, HTML = 3, DELEGATED = 4, LIST = 5, QUOTE = 6
 # a tight list's steps for the builder
 cdef int OPEN_LIST = 0, OPEN_ITEM = 1, TEXT = 2, CLOSE = 3
 cdef Py_ssize_t MAX_LEVELS = 5  # lists in lists (the walk hands 6+ to markdown-it)
@@ -212,6 +212,33 @@ cdef bint _delimiter_like(str text, Py_ssize_t start, Py_ssize_t end):
     return True
 
 
+cdef Py_ssize_t _quote(str text, list starts, Py_ssize_t i, Py_ssize_t n):
+    """The end line of the one-paragraph block quote at line ``i``, or -1 where it is not
+    one this scanner is sure of: every line ``"> "`` at column 0 and then text that only
+    continues a paragraph (the first line's starts one), no ``|``, and a blank line or the
+    end of the text after it (a line without ``>`` could continue it lazily)."""
+    cdef Py_ssize_t lines = len(starts)
+    cdef Py_ssize_t j = i
+    cdef Py_ssize_t s, e, p
+    cdef Py_UCS4 c
+    while j < lines and not _blank(text, starts, j, n):
+        s = _int(starts, j)
+        e = _end_of(text, starts, j, n)
+        if _char(text, s, e) != 62 or _char(text, s + 1, e) != 32:
+            return -1
+        p = s + 2
+        c = _char(text, p, e)
+        if PyUnicode_FindChar(text, 124, s, e, 1) >= 0 or _delimiter_like(text, s, e):
+            return -1
+        if j == i:
+            if not (_starts_paragraph(c) or c == 96 and _char(text, p + 1, e) != 96):
+                return -1
+        elif c == 0 or c == 32 or c == 9 or _opens_block(text, p, e):
+            return -1
+        j += 1
+    return j
+
+
 cdef bint _bullet(str text, Py_ssize_t p, Py_ssize_t end):
     """Whether ``p`` opens a bullet item whose content starts two columns on: ``*``, ``-``
     or ``+``, one space, then a visible character."""
@@ -382,6 +409,12 @@ cdef list _segments(str text, list starts):
             if _long_html(text, p, e):
                 region = i
                 break
+        if p == s and c == 62:
+            j = _quote(text, starts, i, n)
+            if j >= 0:
+                out.append((QUOTE, i, j, 0))
+                i = j
+                continue
         if p == s and _item_line(text, p, e):
             found = _tight_list(text, starts, i, n)
             if found is not None:
@@ -503,6 +536,11 @@ def walk_segments(TreeBuilder builder, str rest, Py_ssize_t first, events):
                          _fenced(builder.text, builder.starts, a + first, ""))
         elif kind == HTML:
             builder.leaf("html", a + first, b + first, {})
+        elif kind == QUOTE:  # the walk's blockquote and paragraph over the same lines
+            builder.open("blockquote", a + first, b + first)
+            builder.open("paragraph", a + first, b + first)
+            builder.close()
+            builder.close()
         elif kind == LIST:
             for step, a, b in level:
                 if step == OPEN_LIST:
