@@ -28,6 +28,7 @@ from fissure.types import CHUNK_FIELDS, Block, Chunk, Document
 
 _chunks = twin("fissure._chunks")  # the compiled loop for documents without a Block tree
 _build_plain: Any = None if _chunks is None else _chunks.build_plain
+_make: Any = None if _chunks is None else _chunks.make  # one Chunk, from C
 
 
 # Texts shorter than this are split without the memory cap (see trace_document).
@@ -276,25 +277,9 @@ class Chunker:
                     meta["context_dropped"] = "context over half the budget"
                 else:
                     meta["context_dropped"] = "no room beside a unit that fills the budget"
-            chunks.append(
-                Chunk(
-                    text[s:e],
-                    s,
-                    e,
-                    doc_id,
-                    i,
-                    size,
-                    lines[i],
-                    strategy,
-                    source,
-                    headings,
-                    entity,
-                    page,
-                    cell,
-                    context,
-                    meta,
-                )
-            )
+            values = (text[s:e], s, e, doc_id, i, size, lines[i], strategy, source, headings,
+                      entity, page, cell, context, meta)  # fmt: skip
+            chunks.append(Chunk(*values) if _make is None else _make(Chunk, CHUNK_FIELDS, values))
         return chunks
 
 
