@@ -11,6 +11,7 @@ something this machine lacks (a package, a download) raises; the harness records
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -273,7 +274,11 @@ def _markdown_it_py(item: Item) -> Any:
 def _pyromark(item: Item) -> Any:
     import pyromark
 
-    return list(pyromark.events_with_range(item.text))  # the call is lazy: walk every event
+    # The call is lazy: walk every event, with the options fissure parses with, without
+    # keeping them (a list of a document's events holds ~10 objects per event alive, and
+    # the collector's passes over them cost several times the events themselves).
+    events = pyromark.events_with_range(item.text, options=pyromark.Options.ENABLE_TABLES)
+    return deque(events, maxlen=0)
 
 
 def _ast(item: Item) -> Any:

@@ -44,3 +44,14 @@ def test_compiled_build_equals_the_python_loop(
         plain = splitter.chunk_document(doc)
     assert _fields(compiled) == _fields(plain)
     assert all(type(c).__name__ == "Chunk" for c in compiled)
+
+
+def test_make_builds_the_chunk_its_init_builds() -> None:
+    from fissure import Chunk
+
+    values = ("text", 3, 7, "doc", 2, 4, (1, 1), "structural", "a.md", ("T", "S"), None,
+              None, None, "a.md › T", {"cut": "paragraph", "block": "paragraph"})  # fmt: skip
+    made, init = chunker._make(Chunk, CHUNK_FIELDS, values), Chunk(*values)
+    assert type(made) is Chunk
+    assert _fields([made]) == _fields([init]) and made == init and hash(made) == hash(init)
+    assert made.metadata is values[-1]

@@ -46,3 +46,14 @@ def build_plain(cls, tuple fields, str text, list spans, list pieces, list lines
             PyObject_GenericSetAttr(obj, fields[k], values[k])
         out.append(obj)
     return out
+
+
+def make(cls, tuple fields, tuple values):
+    """One Chunk from its fifteen field values in order (``Chunk(*values)`` with a dict
+    for ``metadata``), stored as ``build_plain`` stores them: for the loop over a Block
+    tree's chunks, which stays in Python."""
+    cdef Py_ssize_t k
+    obj = object.__new__(cls)
+    for k in range(15):
+        PyObject_GenericSetAttr(obj, fields[k], values[k])
+    return obj

@@ -27,6 +27,7 @@ TWINS = (
     "fissure.size._pieces",
     "fissure.split._split",
     "fissure._chunks",
+    "fissure.parse._mdwalk",
 )
 
 _OFF = frozenset({"", "0", "false", "no", "off"})

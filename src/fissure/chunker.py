@@ -23,11 +23,12 @@ from fissure.size.textindex import line_numbers
 from fissure.split.pack import Piece
 from fissure.split.semantic import Trace
 from fissure.split.strategies import split_spans
-from fissure.split.tables import TableHeads, has_tables
+from fissure.split.tables import TableHeads, has_tables, table_spans
 from fissure.types import CHUNK_FIELDS, Block, Chunk, Document
 
 _chunks = twin("fissure._chunks")  # the compiled loop for documents without a Block tree
 _build_plain: Any = None if _chunks is None else _chunks.build_plain
+_make: Any = None if _chunks is None else _chunks.make  # one Chunk, from C
 
 
 # Texts shorter than this are split without the memory cap (see trace_document).
@@ -152,8 +153,16 @@ class Chunker:
             return None
         assert place is not None  # prepend_context on a document without blocks
         count = self.sizer.count
+        # Without prepend_context only a position inside a table can owe a context (its
+        # header row): elsewhere the answer is 0 without looking the position up.
+        tables = [] if prepend else table_spans(place.blocks)
+        firsts = [start for start, _ in tables]
 
         def reserve(position: int) -> int:
+            if not prepend:
+                k = bisect_right(firsts, position) - 1
+                if k < 0 or position >= tables[k][1]:
+                    return 0
             *_, context, pinned = place(position, position + 1, {})
             if context and pinned:
                 context = self._table_context(context)
@@ -262,25 +271,9 @@ class Chunker:
                     meta["context_dropped"] = "context over half the budget"
                 else:
                     meta["context_dropped"] = "no room beside a unit that fills the budget"
-            chunks.append(
-                Chunk(
-                    text[s:e],
-                    s,
-                    e,
-                    doc_id,
-                    i,
-                    size,
-                    lines[i],
-                    strategy,
-                    source,
-                    headings,
-                    entity,
-                    page,
-                    cell,
-                    context,
-                    meta,
-                )
-            )
+            values = (text[s:e], s, e, doc_id, i, size, lines[i], strategy, source, headings,
+                      entity, page, cell, context, meta)  # fmt: skip
+            chunks.append(Chunk(*values) if _make is None else _make(Chunk, CHUNK_FIELDS, values))
         return chunks
 
 

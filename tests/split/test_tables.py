@@ -193,3 +193,24 @@ def test_other_strategies_do_not_pin_table_context() -> None:
     for strategy in ("recursive", "sentence"):
         chunks = Chunker(strategy=strategy, max_tokens=40).chunk_document(document)
         assert not any("context_tokens" in c.metadata for c in chunks), strategy
+
+
+def test_table_spans_merge_nested_tables_in_order() -> None:
+    from fissure.split.tables import table_spans
+
+    inner = Block("table", 12, 18)
+    outer = Block("table", 10, 40, children=(Block("row", 10, 20, children=(inner,)),))
+    blocks = (Block("paragraph", 0, 9), outer, Block("section", 41, 90, children=(
+        Block("table", 50, 60), Block("table", 60, 70))))  # fmt: skip
+    assert table_spans(blocks) == [(10, 40), (50, 60), (60, 70)]
+
+
+def test_reserve_outside_tables_is_zero_without_a_lookup() -> None:
+    text = "# T\n\nIntro words here.\n\n| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 30
+    chunker = Chunker(strategy="structural", max_tokens=40, tokenizer="chars")
+    document = parse(text.encode(), "t.md")
+    reserve = chunker._reserve(chunker._placer(document))
+    assert reserve is not None
+    table = text.index("| a |")
+    assert reserve(0) == reserve(table - 2) == 0
+    assert reserve(text.index("| 1 |", table + 40)) > 0  # a body row owes the header

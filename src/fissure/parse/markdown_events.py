@@ -23,8 +23,8 @@ from itertools import accumulate
 from types import ModuleType
 from typing import Any
 
-from fissure._compiled import pure_python
-from fissure.parse.mdtree import TITLE_SOURCE_LIMIT, TreeBuilder, plain_title
+from fissure._compiled import pure_python, twin
+from fissure.parse.mdtree import TITLE_SOURCE_LIMIT, Disagree, TreeBuilder, plain_title
 from fissure.parse.text import line_end, line_starts, nest_sections, with_wiki_headings
 from fissure.types import Block
 
@@ -39,6 +39,13 @@ _LEAVES = {"CodeBlock": "code", "HtmlBlock": "html"}
 _CONTAINERS = {"Paragraph": "paragraph", "BlockQuote": "blockquote", "List": "list",
                "Item": "item", "Table": "table"}  # fmt: skip
 _INLINE_CONTAINERS = {"Emphasis", "Strong", "Strikethrough", "Link", "Image", "TableCell"}
+# The walk and the tree builder, compiled (same Blocks; see _mdwalk.pyx), when built.
+_walk = twin("fissure.parse._mdwalk")
+# Characters that send a text to the whole walk instead of the top-level scanner: old Mac
+# line breaks, and what pulldown-cmark may count as whitespace or replaces (vertical tab,
+# form feed, NUL); a byte order mark in front does too. (`in` per character: a regex over
+# the text costs 40 times more.)
+_UNSCANNED = ("\r", "\v", "\f", "\0")
 
 
 @cache
@@ -70,23 +77,50 @@ def markdown_blocks(text: str, offset: int = 0) -> tuple[Block, ...] | None:
     pyromark = _pyromark()
     if pyromark is None:
         raise RuntimeError("pyromark is not importable; `pip install pyromark` or use markdown-it")
-    starts = line_starts(text)
-    builder = TreeBuilder(text, starts, offset)
+    starts = (line_starts if _walk is None else _walk.line_starts)(text)
     first = _front_matter(text, starts)
+    rest = text[starts[first] :] if first < len(starts) else ""
+    try:
+        builder = _walked(text, starts, offset, first, rest)
+    except Disagree:
+        return None
+    nest = nest_sections if _walk is None else _walk.nest_sections
+    return nest(with_wiki_headings(text, builder.blocks(), offset))  # type: ignore[no-any-return]
+
+
+def _builder(text: str, starts: list[int], offset: int, first: int) -> Any:
+    builder = (TreeBuilder if _walk is None else _walk.TreeBuilder)(text, starts, offset)
     if first:
         builder.leaf("front_matter", 0, first, {"format": "yaml"})
-    rest = text[starts[first] :] if first < len(starts) else ""
+    return builder
+
+
+def _walked(text: str, starts: list[int], offset: int, first: int, rest: str) -> Any:
+    """The tree builder fed with the blocks of ``rest`` (``text`` from line ``first``).
+
+    The compiled walk first tries the segments of its top-level scanner (certain blocks
+    built directly, the rest walked run by run); where it is not sure, or the text has
+    characters the scanner leaves alone, the whole of ``rest`` is walked.
+    """
+    scan = not rest.startswith("\ufeff") and not any(c in rest for c in _UNSCANNED)
+    if rest and _walk is not None and scan:
+        builder = _builder(text, starts, offset, first)
+        if _walk.walk_segments(builder, rest, first, _events):
+            return builder
+    builder = _builder(text, starts, offset, first)
     if rest:
-        events = pyromark.events_with_range(rest, options=pyromark.Options.ENABLE_TABLES)
-        try:
-            _Walker(builder, rest, first).walk(events)
-        except _Disagree:
-            return None
-    return nest_sections(with_wiki_headings(text, builder.blocks(), offset))
+        events = _events(rest)
+        (_Walker if _walk is None else _walk.Walker)(builder, rest, first).walk(events)
+    return builder
 
 
-class _Disagree(Exception):
-    """pulldown-cmark builds a structure markdown-it-py (rightly) would not: let it parse."""
+def _events(text: str, broken: Any = None) -> Any:
+    """pulldown-cmark's events with their byte ranges; ``broken`` hears of every link
+    reference that the text does not define."""
+    pyromark = _pyromark()
+    assert pyromark is not None
+    options = pyromark.Options.ENABLE_TABLES
+    return pyromark.events_with_range(text, options=options, broken_link_callback=broken)
 
 
 def _front_matter(text: str, starts: list[int]) -> int:
@@ -165,7 +199,7 @@ class _Walker:
             return
         self.flush()
         if len(self.kinds) >= _DEEP:
-            raise _Disagree
+            raise Disagree
         lines = self.lines(span["start"], span["end"])
         if name in _LEAVES:
             self.builder.leaf(_LEAVES[name], *lines, self.leaf_metadata(tag, lines))
@@ -233,14 +267,14 @@ class _Walker:
         if "|" in source and "-" in source:
             second = source.find("\n") + 1
             if second and _DELIMITER_ROW.search(source, second):
-                raise _Disagree
+                raise Disagree
 
     def check_row(self, line: int) -> None:
         """A row indented as code ends markdown-it's table (the GFM spec does not say)."""
         text, starts = self.builder.text, self.builder.starts
         row = text[starts[line] : starts[line] + 8]
         if len(row[: len(row) - len(row.lstrip(" \t"))].expandtabs(4)) >= 4:
-            raise _Disagree
+            raise Disagree
 
     def image_label(self, span: dict[str, int]) -> None:
         """An image in a heading titles it by its raw label, as markdown-it's image token."""

@@ -47,6 +47,10 @@ LEVELS = {
 }
 
 
+class Disagree(Exception):
+    """pulldown-cmark builds a structure markdown-it-py (rightly) would not: let it parse."""
+
+
 @dataclass
 class _Frame:
     kind: str | None  # None: a container looked through (its children go to the parent)

@@ -180,7 +180,12 @@ def with_wiki_headings(text: str, blocks: Sequence[Block], offset: int = 0) -> l
         return list(blocks)
     out: list[Block] = []
     for block in blocks:
-        if block.kind == "paragraph" and not block.children:
+        # a paragraph without "=" has no heading line (found without copying or a regex)
+        if (
+            block.kind == "paragraph"
+            and not block.children
+            and text.find("=", block.start - offset, block.end - offset) >= 0
+        ):
             out.extend(split_wiki_headings(text, block, offset))
         else:
             out.append(block)

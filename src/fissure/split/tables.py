@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from fissure.types import Block
 
-__all__ = ["TableHeads", "has_tables"]
+__all__ = ["TableHeads", "has_tables", "table_spans"]
 
 _ROWS = frozenset({"row", "header"})
 
@@ -31,6 +31,26 @@ def has_tables(blocks: Sequence[Block]) -> bool:
             return True
         stack.extend(block.children)
     return False
+
+
+def table_spans(blocks: Sequence[Block]) -> list[tuple[int, int]]:
+    """Where the tree's ``table`` blocks lie: their spans merged where they overlap (a
+    table inside a table's cell), in order, so a position is in a table when it is in one
+    of these."""
+    spans = []
+    stack = list(blocks)
+    while stack:
+        block = stack.pop()
+        if block.kind == "table":
+            spans.append((block.start, block.end))
+        stack.extend(block.children)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 class TableHeads:
