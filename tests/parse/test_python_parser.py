@@ -186,3 +186,33 @@ def test_leading_comments_are_the_lines_the_plain_rule_finds(items, newline):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(python, "_comment_lines_above", _comments_above_by_lines)
         assert found == _tree(python.parse(source, source="mod.py").blocks)
+
+
+def test_the_collector_pause_is_shared_by_threads_and_respects_an_earlier_off() -> None:
+    import gc
+    import threading
+
+    from fissure.parse import python as python_parser
+
+    source = "def f():\n    return 1\n" * 5_000
+    seen: list[bool] = []
+
+    def work() -> None:
+        for _ in range(3):
+            document = python_parser.parse(source, source="x.py")
+            seen.append(len(document.blocks) == 5_000)
+
+    assert gc.isenabled()
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == [True] * 12
+    assert gc.isenabled() and python_parser._PAUSES == 0  # back on once the last is done
+    gc.disable()
+    try:
+        python_parser.parse(source, source="x.py")
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()

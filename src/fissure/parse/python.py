@@ -13,6 +13,7 @@ import contextlib
 import gc
 import importlib
 import re
+import threading
 from collections.abc import Iterator
 from enum import IntEnum
 from typing import Any, cast
@@ -110,15 +111,30 @@ def _collector_paused() -> Iterator[None]:
     that has loaded a few libraries that was over half the parse time. The collector is
     switched back on (if it was on) once the tree is read and freed: resumed with the tree
     still alive, its next young collection would traverse the whole tree.
+
+    Threads parsing at once share one pause: the collector resumes when the last of them
+    is done, and stays off if it was off before the first began.
     """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+    global _PAUSES
+    with _PAUSE_LOCK:
+        if _PAUSES == 0 and not gc.isenabled():  # off already, by someone else
+            owned = False
+        else:
+            owned = True
+            _PAUSES += 1
+            gc.disable()
     try:
         yield
     finally:
-        gc.enable()
+        if owned:
+            with _PAUSE_LOCK:
+                _PAUSES -= 1
+                if _PAUSES == 0:
+                    gc.enable()
+
+
+_PAUSE_LOCK = threading.Lock()
+_PAUSES = 0  # parses holding the collector's pause
 
 
 class _Lines:
