@@ -122,6 +122,10 @@ def print_summary(summary: object) -> None:
             err.print(f"  {display(f.source)}: {what}")
     else:
         err.print("0 failed")
+    if s.fallbacks:
+        err.print(f"{len(s.fallbacks)} stored with less structure (a parser fell back):")
+        for source, why in s.fallbacks[:10]:
+            err.print(f"  {display(source)}: {printable(why)}")
 
 
 def human_bytes(n: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,7 +48,9 @@ class Summary:
 
     ``chunks`` counts the chunks stored in this run; ``duplicates`` the chunks it left out
     under ``dedup`` (in neither the store, the manifest nor the export); ``pieces`` the
-    sentence pieces stored under ``sub_vector_tokens``.
+    sentence pieces stored under ``sub_vector_tokens``; ``fallbacks`` the documents stored
+    with less structure than their format has (a parser fell back, for the whole
+    document or some of its pages), each with what fell back.
     """
 
     origin: str
@@ -65,6 +67,7 @@ class Summary:
     workers_replaced: int = 0
     duplicates: int = 0
     pieces: int = 0
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Failure]:
@@ -276,6 +279,7 @@ def _summarize(
         workers_replaced=replaced,
         duplicates=timings.duplicates,
         pieces=timings.pieces,
+        fallbacks=timings.fallbacks,
     )
 
 

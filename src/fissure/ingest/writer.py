@@ -45,6 +45,7 @@ class Timings:
     pieces: int = 0
     duplicates: int = 0
     failures: list[Failure] = field(default_factory=list)
+    fallbacks: list[tuple[str, str]] = field(default_factory=list)  # source, what fell back
 
 
 @dataclass(slots=True)
@@ -217,6 +218,7 @@ class Writer:
         t.embedded += len(chunks)
         t.pieces += len(pieces)
         t.duplicates += sum(o.duplicates for o in outcomes)
+        t.fallbacks += [(o.source, o.fallback) for o in outcomes if o.fallback and o.chunks]
         t.failures.extend(failures)
         self.on_chunks(len(chunks))
 

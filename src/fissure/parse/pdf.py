@@ -14,6 +14,14 @@ and whitespace made plain; table rows one per line, cells joined by `` | ``; cod
 monospaced paragraph) spaced as printed; pages apart by ``"\\n\\f\\n"``. Every block
 carries ``metadata["page"]`` (1-based). A page pdfium cannot read is skipped and named in
 ``metadata["warnings"]``; a file with nothing readable raises :class:`InputError`.
+
+Degrade, never drop: every stage of the structured path runs under a guard. A stage that
+fails on one page (reading its words, finding its tables, ordering its columns, writing
+it) sends that page to pdfium's plain text; a stage that fails for the whole document (the
+outline, running lines, headings) is left out. Each such fallback is named in
+``metadata["pdf_fallback"]`` (one line per page or stage, also summed up in
+``metadata["fallback"]``) and in the ``pdf_fallback`` metadata of the page's blocks, which
+chunks carry. A document is lost only when no page has any text at all.
 """
 
 from __future__ import annotations
@@ -24,16 +32,17 @@ from typing import Any
 
 from fissure.errors import InputError
 from fissure.parse import pdf_ocr
-from fissure.parse.pdf_headings import apply_outline, find_headings, read_outline
-from fissure.parse.pdf_layout import Line, page_lines, reading_order
+from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_outline
+from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
 from fissure.parse.pdf_tables import aligned_runs, graphics, place, tables_on
 from fissure.parse.pdf_text import mark_furniture
-from fissure.parse.pdf_write import PAGE_SEPARATOR, PdfLevel, write
+from fissure.parse.pdf_write import PAGE_SEPARATOR, PageFailed, PdfLevel, write
 from fissure.parse.pdfguard import check_streams
 from fissure.types import Document
 
 __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
 
+_HYPHEN_MARKS = str.maketrans({"\ufffe": "-", "\x02": "-", "\u00ad": "-"})
 _SCAN_SHARE = 0.3  # a page without text whose images cover this much of it is a scan
 
 
@@ -48,6 +57,19 @@ class _Pages:
     warnings: list[str] = field(default_factory=list)
     scans: list[int] = field(default_factory=list)  # scanned pages read by OCR
     unread_scans: list[int] = field(default_factory=list)  # scanned pages without OCR
+    texts: list[str] = field(default_factory=list)  # pdfium's plain text: the fallback
+    plain: set[int] = field(default_factory=set)  # 1-based pages written as plain text
+    notes: dict[int, str] = field(default_factory=dict)  # 1-based page: what fell back
+
+    def fall_back(self, number: int, stage: str, exc: BaseException, *, plain: bool) -> None:
+        """Record that ``stage`` failed on page ``number`` (1-based; 0 for the whole
+        document) and, with ``plain``, that the page is to be written as plain text."""
+        why = f"{stage} failed ({type(exc).__name__}: {str(exc)[:200]})"
+        why += "; page written as plain text" if plain else f"; {stage} left out"
+        for page in range(1, len(self.lines) + 1) if number == 0 else (number,):
+            self.notes[page] = f"{self.notes[page]}; {why}" if page in self.notes else why
+        if plain:
+            self.plain.add(number)
 
 
 def parse(
@@ -83,21 +105,25 @@ def parse(
         raise _open_error(source, exc) from None
     try:
         pages = _read_pages(document)
-        marks = read_outline(document)
+        marks = _outline(document, pages)
     finally:
         document.close()
     _refuse_unreadable(source, pages)
     metadata: dict[str, Any] = {"pages": len(pages.lines)}
-    furniture = mark_furniture(pages.lines, [h for _, h in pages.sizes])
+    furniture = _furniture(pages)
     found = _find_tables(data, pages) if tables else 0
     for k, lines in enumerate(pages.lines):
-        pages.lines[k] = reading_order(lines, *pages.sizes[k])
-    if len(marks) > 1:
-        apply_outline(marks, pages.lines, pages.tops)
-        metadata["headings"] = "outline"
-    elif find_headings(pages.lines):
-        metadata["headings"] = "layout"
-    text, blocks = write(pages.lines)
+        try:
+            pages.lines[k] = reading_order(lines, *pages.sizes[k])
+        except Exception as exc:  # degrade, never drop: this page as plain text
+            pages.fall_back(k + 1, "reading order", exc, plain=True)
+    found_headings = _headings(pages, marks)
+    if found_headings:
+        metadata["headings"] = found_headings
+    text, blocks = _write(pages)
+    if pages.notes:
+        metadata["pdf_fallback"] = [f"page {n}: {why}" for n, why in sorted(pages.notes.items())]
+        metadata["fallback"] = _summary(pages)
     if found:
         metadata["tables"] = found
     if furniture:
@@ -123,30 +149,118 @@ def _open_error(source: str, exc: Exception) -> InputError:
 
 
 def _read_pages(document: Any) -> _Pages:
-    """Every page's lines; a page that fails becomes a warning and no lines."""
+    """Every page's lines and plain text. A page whose text pdfium cannot give becomes a
+    warning and no lines; one whose layout fails is written as its plain text."""
     pages = _Pages()
     for index in range(len(document)):
         lines: list[Line] = []
-        size, top, ruled = (612.0, 792.0), 792.0, False
+        size, top, ruled, text = (612.0, 792.0), 792.0, False, ""
         try:
             page = document[index]
             try:
                 size, top = page.get_size(), page.get_mediabox()[3]
-                lines = page_lines(page, page.get_textpage(), index + 1)
-                shown = graphics(page)
-                ruled = shown.ruled
-                if not lines and shown.image_share >= _SCAN_SHARE:
-                    lines = _scanned(page, index + 1, pages)
+                textpage = page.get_textpage()
+                text = textpage.get_text_range()
+                lines, ruled = _layout(page, textpage, index + 1, text, pages)
             finally:
                 page.close()
         except Exception as exc:  # pdfium reports damage as assorted errors; skip the page
             pages.warnings.append(f"page {index + 1}: unreadable ({exc or type(exc).__name__})")
             lines = []
         pages.lines.append(lines)
+        pages.texts.append(_plain_text(text))
         pages.sizes.append((float(size[0]), float(size[1])))
         pages.tops.append(float(top))
         pages.ruled.append(ruled)
     return pages
+
+
+def _layout(
+    page: Any, textpage: Any, number: int, text: str, pages: _Pages
+) -> tuple[list[Line], bool]:
+    """A page's positioned lines and whether it is ruled; none (the page to be written as
+    its plain text) when reading them fails but pdfium has its text."""
+    try:
+        lines = page_lines(page, textpage, number, text)
+        shown = graphics(page)
+    except Exception as exc:
+        if not text.strip():
+            raise
+        pages.fall_back(number, "layout", exc, plain=True)
+        return [], False
+    if not lines and shown.image_share >= _SCAN_SHARE:
+        lines = _scanned(page, number, pages)
+    return lines, shown.ruled
+
+
+def _plain_text(text: str) -> str:
+    """pdfium's text of a page, as a page written without layout shows it: its lines as
+    pdfium gives them, whitespace made plain, a hyphen mark printed as the hyphen."""
+    text = text.translate(_HYPHEN_MARKS)
+    lines = (" ".join(clean(line).split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _outline(document: Any, pages: _Pages) -> list[Mark]:
+    try:
+        return read_outline(document)
+    except Exception as exc:  # a damaged outline: headings come from the layout instead
+        pages.fall_back(0, "outline", exc, plain=False)
+        return []
+
+
+def _furniture(pages: _Pages) -> list[str]:
+    try:
+        return mark_furniture(pages.lines, [h for _, h in pages.sizes])
+    except Exception as exc:
+        for lines in pages.lines:
+            for line in lines:
+                line.role = "text" if line.role == "furniture" else line.role
+        pages.fall_back(0, "running headers", exc, plain=False)
+        return []
+
+
+def _headings(pages: _Pages, marks: list[Mark]) -> str | None:
+    """Mark headings from the outline, else from the layout; which, or ``None``. A failure
+    leaves the document without headings."""
+    try:
+        if len(marks) > 1:
+            apply_outline(marks, pages.lines, pages.tops)
+            return "outline"
+        return "layout" if find_headings(pages.lines) else None
+    except Exception as exc:
+        for lines in pages.lines:
+            for line in lines:
+                if line.role in ("heading", "merged"):
+                    line.role, line.depth, line.title, line.merged = "text", 0, None, []
+                line.opens = []
+        pages.fall_back(0, "headings", exc, plain=False)
+        return None
+
+
+def _write(pages: _Pages) -> tuple[str, tuple[Any, ...]]:
+    """The text and blocks; a page whose writing fails is written again as plain text.
+    If even that fails, the document is its pages' plain text, without blocks."""
+    while True:
+        plain = {n: pages.texts[n - 1] for n in pages.plain if 0 < n <= len(pages.texts)}
+        try:
+            return write(pages.lines, plain=plain, notes=pages.notes)
+        except PageFailed as failed:
+            if failed.number in pages.plain:
+                pages.fall_back(0, "writing", failed.cause, plain=True)
+                break
+            pages.fall_back(failed.number, "writing", failed.cause, plain=True)
+    pages.plain.update(range(1, len(pages.texts) + 1))
+    return PAGE_SEPARATOR.join(pages.texts), ()
+
+
+def _summary(pages: _Pages) -> str:
+    plain = sorted(n for n in pages.plain if n)
+    shown = ", ".join(map(str, plain[:10])) + (" …" if len(plain) > 10 else "")
+    parts = [f"{len(plain)} of {len(pages.lines)} pages as plain text ({shown})"] if plain else []
+    whole = {why for n, why in pages.notes.items() if n not in pages.plain}
+    parts += sorted(whole)[:3]
+    return "PDF structure: " + "; ".join(parts)
 
 
 def _scanned(page: Any, number: int, pages: _Pages) -> list[Line]:
@@ -167,7 +281,7 @@ def _refuse_unreadable(source: str, pages: _Pages) -> None:
             f"{source}: page {shown}{more} is scanned (no text layer) and needs OCR, but "
             f"{pdf_ocr.missing()}; {pdf_ocr.INSTALL}"
         )
-    if not any(pages.lines):
+    if not any(pages.lines) and not any(pages.texts):
         detail = f" ({'; '.join(pages.warnings)})" if pages.warnings else ""
         scans = " (OCR found none on its scanned pages)" if pages.scans else ""
         raise InputError(
@@ -190,11 +304,13 @@ def _find_tables(data: bytes, pages: _Pages) -> int:
                 import pdfplumber
 
                 plumber = pdfplumber.open(io.BytesIO(data))
-            tables = tables_on(plumber.pages[k], ruled, regions)
-        except Exception as exc:  # pdfminer's own errors on a page pdfium could read
-            pages.warnings.append(f"page {k + 1}: table finder failed ({type(exc).__name__})")
+            place(lines, tables_on(plumber.pages[k], ruled, regions))
+        except Exception as exc:  # pdfminer's own errors, or ours: the page without tables
+            for line in lines:
+                if line.role in ("table", "covered"):
+                    line.role, line.table = "text", None
+            pages.fall_back(k + 1, "tables", exc, plain=False)
             continue
-        place(lines, tables)
         found += sum(1 for ln in lines if ln.role == "table")
     if plumber is not None:
         plumber.close()

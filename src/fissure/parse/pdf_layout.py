@@ -75,6 +75,9 @@ class Line:
         ocr: Read by OCR: its size is its letters' height, which varies more.
         role: What the line turned out to be: ``text``, ``furniture`` (a running header,
             footer or page number), ``heading`` or ``table``.
+        row: The line is one of three or more whose words a white channel separates into
+            short cells: a table's row, whether or not the table finder kept the table. It
+            is read whole and never taken for a heading.
     """
 
     words: list[Word]
@@ -90,6 +93,7 @@ class Line:
     merged: list[Line] = field(default_factory=list)  # later lines of a multi-line heading
     opens: list[tuple[int, str]] = field(default_factory=list)  # sections starting here
     table: Any = None  # for the line where a table is written: the table
+    row: bool = False  # one of a run of lines with aligned cells (a table's row, found or not)
     # The line's box (top-down; ``top`` is higher on the page), from its words, once.
     x0: float = field(init=False)
     x1: float = field(init=False)
@@ -152,7 +156,7 @@ class _Boxes:
         return bold, mono
 
 
-def page_lines(page: Any, textpage: Any, number: int) -> list[Line]:
+def page_lines(page: Any, textpage: Any, number: int, text: str | None = None) -> list[Line]:
     """The lines of one page, in pdfium's order (content order, which is mostly reading
     order; columns are sorted out later).
 
@@ -163,8 +167,9 @@ def page_lines(page: Any, textpage: Any, number: int) -> list[Line]:
         page: A ``pypdfium2.PdfPage``.
         textpage: Its ``PdfTextPage``.
         number: The 1-based page number, recorded on each line.
+        text: The page's text, when the caller has it already.
     """
-    text = textpage.get_text_range()
+    text = textpage.get_text_range() if text is None else text
     left, _, _, top = page.get_mediabox()
     boxes = _Boxes(textpage.raw, left, top, len(text) != textpage.count_chars())
     get, raw, ref, r = boxes.c.FPDFText_GetLooseCharBox, boxes.raw, boxes.rect_ref, boxes.rect
@@ -241,7 +246,9 @@ def reading_order(lines: list[Line], width: float, height: float) -> list[Line]:
     table), running headers and footers and lines at the very top and bottom cut it into
     bands; within a band with lines on both sides the left column is read before the
     right one, and a line that pdfium joined across the gutter is split there. Elsewhere
-    pdfium's order stands.
+    pdfium's order stands. A table, and a row of aligned cells (``Line.row``) that was not
+    found as one, is never split: where it reaches across the gutter it cuts the band, so
+    that a row's label stays with its values.
     """
     gutter = _gutter(lines, width)
     if gutter is None:
@@ -251,7 +258,7 @@ def reading_order(lines: list[Line], width: float, height: float) -> list[Line]:
     band: list[Line] = []
     for line in sorted(lines, key=lambda ln: ln.top):
         edge = line.bottom < _EDGE * height or line.top > (1 - _EDGE) * height
-        if edge or line.role == "furniture" or any(a < gutter < b for a, b in _covered(line)):
+        if edge or line.role == "furniture" or _spans(line, gutter):
             ordered += _band(band, gutter, order)
             ordered.append(line)
             band = []
@@ -276,6 +283,15 @@ def _band(lines: list[Line], gutter: float, order: dict[int, int]) -> list[Line]
     return sorted(lines, key=lambda ln: order[id(ln)])
 
 
+def _spans(line: Line, gutter: float) -> bool:
+    """Whether a line reaches across the gutter and must be read whole."""
+    if line.role == "table" and line.table is not None:
+        return bool(line.table.x0 < gutter < line.table.x1)
+    if line.row or line.role in ("table", "covered"):
+        return line.x0 < gutter < line.x1
+    return any(a < gutter < b for a, b in _covered(line))
+
+
 def _covered(line: Line) -> list[tuple[float, float]]:
     """The spans of a line's text, words closer than its font size taken together."""
     spans: list[tuple[float, float]] = []
@@ -289,7 +305,7 @@ def _covered(line: Line) -> list[tuple[float, float]]:
 
 def _gutter(lines: list[Line], width: float) -> float | None:
     """The x of the best gutter, or ``None`` for a page of one column."""
-    text = [ln for ln in lines if ln.role == "text" and ln.words]
+    text = [ln for ln in lines if ln.role == "text" and ln.words and not ln.row]
     n = len(text)
     if n < _MIN_SIDE or width <= 0:
         return None
@@ -322,4 +338,6 @@ def _chars(lines: list[Line], x: float, left: bool) -> float:
 
 
 def _part(line: Line, words: list[Word]) -> Line:
-    return Line(words, line.page, line.size, line.bold, line.mono, line.starts, line.ocr, line.role)
+    """One side of a text line split at the gutter (tables and rows are never split)."""
+    return Line(words, line.page, line.size, line.bold, line.mono, line.starts, line.ocr,
+                line.role, row=line.row)  # fmt: skip

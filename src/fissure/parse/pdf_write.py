@@ -19,7 +19,7 @@ from fissure.parse.pdf_layout import HYPHEN, Line
 from fissure.parse.pdf_tables import Table
 from fissure.parse.pdf_text import Hyphens, char_unit, line_text
 
-__all__ = ["PAGE_SEPARATOR", "PdfLevel", "write"]
+__all__ = ["PAGE_SEPARATOR", "PageFailed", "PdfLevel", "write"]
 
 PAGE_SEPARATOR = "\n\f\n"
 
@@ -47,12 +47,47 @@ _BULLET = re.compile(r"[•◦▪●∙‣⁃■□➢►✓]")
 _SKIPPED = frozenset({"furniture", "covered", "merged"})
 
 
-def write(pages: list[list[Line]]) -> tuple[str, tuple[Any, ...]]:
-    """The document text and its top-level blocks."""
+class PageFailed(Exception):
+    """Writing a page failed; ``number`` is the page (1-based), ``cause`` the error."""
+
+    def __init__(self, number: int, cause: Exception) -> None:
+        super().__init__(f"page {number}: {type(cause).__name__}: {cause}")
+        self.number, self.cause = number, cause
+
+
+def write(
+    pages: list[list[Line]],
+    *,
+    plain: dict[int, str] | None = None,
+    notes: dict[int, str] | None = None,
+) -> tuple[str, tuple[Any, ...]]:
+    """The document text and its top-level blocks.
+
+    Args:
+        pages: Each page's lines, in reading order.
+        plain: Pages (1-based) to write as this text instead, one paragraph each, where
+            the structured path failed.
+        notes: What fell back on a page (1-based), recorded as ``pdf_fallback`` in the
+            metadata of each of its blocks.
+
+    Raises:
+        PageFailed: Writing a page failed.
+    """
     writer = _Writer(Hyphens(pages))
-    for number, lines in enumerate(pages, start=1):
-        writer.page(number, lines)
-    return writer.finish()
+    plain, notes = plain or {}, notes or {}
+    number = 0
+    try:
+        for number, lines in enumerate(pages, start=1):
+            writer.meta = {"page": number}
+            if number in notes:
+                writer.meta["pdf_fallback"] = notes[number]
+            if number in plain:
+                writer.plain(number, plain[number])
+            else:
+                writer.page(number, lines)
+        return writer.finish()
+    except Exception as exc:
+        raise PageFailed(max(number, 1), exc) from exc
 
 
 class _Writer:
@@ -60,12 +95,11 @@ class _Writer:
         self.out = Outline()
         self.hyphens = hyphens
         self.table: Table | None = None  # the table still open, which a page may go on
-        self.meta: dict[str, int] = {}
+        self.meta: dict[str, Any] = {}
 
     def page(self, number: int, lines: list[Line]) -> None:
         if number > 1:
             self.out.request_gap(PAGE_SEPARATOR)
-        self.meta = {"page": number}
         step = _usual_step(lines)
         paragraph: list[Line] = []
         first = True  # nothing written on this page yet
@@ -85,6 +119,14 @@ class _Writer:
             first = False
         if paragraph:
             self.paragraph(paragraph)
+
+    def plain(self, number: int, text: str) -> None:
+        """A page as pdfium's plain text: one paragraph, its lines as printed."""
+        self.end_table()
+        if number > 1:
+            self.out.request_gap(PAGE_SEPARATOR)
+        if text:
+            self.out.leaf("paragraph", text, level=PdfLevel.BLOCK, metadata=self.meta)
 
     def block(self, line: Line, paragraph: list[Line]) -> None:
         """Open the sections that start at ``line``; write it if it is a heading or a
