@@ -111,7 +111,8 @@ def parse(
     _refuse_unreadable(source, pages)
     metadata: dict[str, Any] = {"pages": len(pages.lines)}
     furniture = _furniture(pages)
-    found = _find_tables(data, pages) if tables else 0
+    aligned = _rows(pages)
+    found = _find_tables(data, pages, aligned) if tables else 0
     for k, lines in enumerate(pages.lines):
         try:
             pages.lines[k] = reading_order(lines, *pages.sizes[k])
@@ -290,12 +291,29 @@ def _refuse_unreadable(source: str, pages: _Pages) -> None:
         )
 
 
-def _find_tables(data: bytes, pages: _Pages) -> int:
+def _rows(pages: _Pages) -> list[list[list[Line]]]:
+    """Each page's runs of lines with aligned cells, marked ``Line.row`` (read whole,
+    never headings, whether or not a table is found in them)."""
+    regions: list[list[list[Line]]] = []
+    for k, lines in enumerate(pages.lines):
+        try:
+            runs = [lines[a : b + 1] for a, b in aligned_runs(lines)]
+        except Exception as exc:
+            pages.fall_back(k + 1, "aligned rows", exc, plain=False)
+            runs = []
+        for run in runs:
+            for line in run:
+                line.row = True
+        regions.append(runs)
+    return regions
+
+
+def _find_tables(data: bytes, pages: _Pages, aligned: list[list[list[Line]]]) -> int:
     """Find tables on the pages that show one; returns how many were placed."""
     plumber: Any = None
     found = 0
     for k, lines in enumerate(pages.lines):
-        regions = [lines[a : b + 1] for a, b in aligned_runs(lines)]
+        regions = aligned[k]
         ruled = pages.ruled[k]
         if not (ruled or regions) or k + 1 in pages.scans:
             continue

@@ -35,9 +35,16 @@ _BIGGER = 1.12  # a heading is set at least this much larger than the body text 
 _MUCH_BIGGER = 1.3  # … and this much when it is neither bold nor numbered
 _WORD = re.compile(r"[^\W\d_]{3}")
 _PAGE_NUMBER = re.compile(r"\s+\d+$")
-# "2.1 Parsing", "Chapter 3 Usage", "A.2 Limits" (a lone capital only with a dot: "A. Scope").
+# "2.1 Parsing", "Chapter 3 Usage", "A.2 Limits" (a lone capital only with a dot: "A. Scope");
+# a section number has at most three digits at its head ("2019 Revenue" is a table's row).
 _NUMBERED = re.compile(
-    r"(?:(?i:chapter|part|section|appendix)\s+)?(\d+(?:\.\d+)*|[A-Z](?:\.\d+)+|[A-Z]\.)\.?\s+\S"
+    r"(?:(?i:chapter|part|section|appendix)\s+)?"
+    r"(\d{1,3}(?:\.\d+)*|[A-Z](?:\.\d+)+|[A-Z]\.)\.?\s+\S"
+)
+# A line that ends in a figure written with separators, or in two numbers: a row of data.
+_FIGURES = re.compile(
+    r"\s[-+−(]?[$€£]?\d{1,3}(?:,\d{3})+(?:\.\d+)?%?\)?$|\s[-+−(]?\d+(?:\.\d+)?%\)?$"
+    r"|\s\S*\d\S*\s+\S*\d\S*$"
 )
 _SENTENCE_END = re.compile(r"[.,;:!?]$")
 _KEY = re.compile(r"[\W_]+")
@@ -201,7 +208,9 @@ def find_headings(pages: list[list[Line]]) -> int:
 def _is_heading(line: Line, flow: list[Line], k: int, body: float) -> bool:
     text = line.text
     if (
-        len(text) > _MAX_HEADING_CHARS
+        line.row  # a table's row, found as a table or not
+        or _FIGURES.search(text)  # "Total assets 1,234", "Revenue 2019 2020"
+        or len(text) > _MAX_HEADING_CHARS
         or _SENTENCE_END.search(text)
         or not any(ch.isalpha() for ch in text)
         or caption_title(text) is not None

@@ -28,6 +28,13 @@ from fissure.parse.pdf_layout import Line
 # After a sentence, a justified line's space may be as wide as a narrow channel.
 _SENTENCE = re.compile(r"[.!?:;,]$")
 _LEADER = re.compile(r"\.{4,}|(?:\. ){3,}")
+_LEADER_END = re.compile(r"(?:\.{4,}|(?:\. ?){4,}|…{2,})$")
+_NIL = re.compile(r"(?:\.{1,3}|…|-|–|—|x|n/?a|\*)", re.IGNORECASE)  # a cell meaning "none"
+_PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlcdm]{1,6}", re.IGNORECASE)
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_NUMBER = re.compile(r"[-+−(]?[$€£¥]?\s?\d[\d,.\s]*%?\)?")
+_MAX_HEADER_ROWS = 3
+_FAR = 1e6  # the margins' outer edge, for white space before a line's first word
 _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
 
 __all__ = ["Graphics", "Table", "aligned_runs", "graphics", "place", "tables_on"]
@@ -145,19 +152,21 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
     """``(first, last)`` indexes of runs of at least three consecutive lines that a
     channel of white space runs down: an x-range at least ``_CHANNEL`` font sizes wide that
     no word of any of the lines touches, with words on both sides of it in most of them.
-    That is a column edge of a table without rules. Justified prose has no such channel
-    three lines deep; two columns of text do, but their cells are long (and are read as
-    columns instead); monospaced lines are code."""
+    That is a column edge of a table without rules. A line whose first cell is empty
+    keeps the channel open: the white space before its first word counts. Justified
+    prose has no such channel three lines deep; two columns of text do, but their cells
+    are long (and are read as columns instead); monospaced lines are code."""
     runs: list[tuple[int, int]] = []
     i = 0
     while i < len(lines):
         j, free = i, _free(lines[i])
-        while free and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
+        shape = _row_like(lines[i])
+        while _inner(free) and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
             nxt = _overlap(free, _free(lines[j + 1]), lines[i].size)
-            if not nxt:
-                break
+            if not _inner(nxt) or _row_like(lines[j + 1]) != shape:
+                break  # a table's rows end where two columns of prose go on, and so on
             free, j = nxt, j + 1
-        if j - i + 1 >= _MIN_ROWS and _tabular(lines[i : j + 1], free):
+        if j - i + 1 >= _MIN_ROWS and _tabular(lines[i : j + 1], _inner(free)):
             runs.append((i, j))
             i = j + 1
         else:
@@ -165,16 +174,56 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
     return runs
 
 
+def _inner(free: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The gaps with words on both sides (not the margin :func:`_free` adds)."""
+    return [(a, b) for a, b in free if a > -_FAR]
+
+
 def _free(line: Line) -> list[tuple[float, float]]:
-    """The wide gaps between a line's words (none for code or a one-word line)."""
-    if line.role != "text" or line.mono or len(line.words) < 2:
+    """The white spaces of a line: the wide gaps between its words and the margin before
+    its first word (none for code). Dot leaders are white: ``Revenue ........ 1,234`` has a
+    gap from the label to the number."""
+    if line.role != "text" or line.mono or not line.words:
         return []
-    words, wide = line.words, _CHANNEL * line.size
+    wide = _CHANNEL * line.size
+    spans = _inked(line)
     return [
-        (a.x1, b.x0)
-        for a, b in zip(words, words[1:], strict=False)
-        if b.x0 - a.x1 >= (line.size if _SENTENCE.search(a.text) else wide)
+        (-_FAR, spans[0][0]),
+        *[
+            (a1, b0)
+            for (_, a1, a), (b0, _, _) in zip(spans, spans[1:], strict=False)
+            if b0 - a1 >= (line.size if _SENTENCE.search(a) else wide)
+        ],
     ]
+
+
+def _inked(line: Line) -> list[tuple[float, float, str]]:
+    """``(x0, x1, text)`` of a line's words without their dot leaders (a word of leaders
+    alone is left out; a word that ends in them is measured up to its last letter)."""
+    out = []
+    for w in line.words:
+        m = _LEADER_END.search(w.text)
+        if m is None:
+            out.append((w.x0, w.x1, w.text))
+        elif m.start() > 0:
+            share = m.start() / len(w.text)
+            out.append((w.x0, w.x0 + share * (w.x1 - w.x0), w.text[: m.start()]))
+    return out or [(w.x0, w.x1, w.text) for w in line.words]
+
+
+def _row_like(line: Line) -> bool:
+    """Whether a line's pieces between its wide gaps are mostly short, as a table row's
+    cells are (a line of two columns of prose has two long pieces)."""
+    spans = _inked(line)
+    pieces, current = [], spans[0][2] if spans else ""
+    for (_, a1, _), (b0, _, text) in zip(spans, spans[1:], strict=False):
+        if b0 - a1 >= _CHANNEL * line.size:
+            pieces.append(current)
+            current = text
+        else:
+            current += " " + text
+    pieces.append(current)
+    return sum(len(p) < _LONG_CELL for p in pieces) * 2 > len(pieces)
 
 
 def _overlap(
@@ -236,14 +285,27 @@ def tables_on(plumber_page: Any, ruled: bool, regions: list[list[Line]]) -> list
         }
         for t in crop.find_tables(table_settings=settings):
             table = _table(t.bbox, t.extract())
-            if table is not None and not _list_like(table) and not _leaders(table):
-                found.append(table)
+            if table is not None and not _list_like(table) and not _contents(table):
+                found.append(_without_leaders(table))
     return found
 
 
-def _leaders(table: Table) -> bool:
-    """A table of contents: dot leaders run to the page numbers."""
-    return any(_LEADER.search(c) or (c and not c.strip(". ")) for r in table.rows for c in r)
+def _contents(table: Table) -> bool:
+    """A table of contents: dot leaders run to page numbers, and nothing else is in the
+    rows (a title, perhaps a number in front, and the page)."""
+    if not any(_LEADER.search(c) for r in table.rows for c in r):
+        return False
+    filled = [[c for c in r if c] for r in table.rows]
+    return all(len(r) <= 3 and _PAGE_NUMBER.fullmatch(r[-1]) for r in filled if len(r) > 1)
+
+
+def _without_leaders(table: Table) -> Table:
+    """The table with the dot leaders that join its labels to their values taken out."""
+    for row in table.rows:
+        for k, cell in enumerate(row):
+            if _LEADER.search(cell) and not _NIL.fullmatch(cell):
+                row[k] = " ".join(_LEADER.sub(" ", cell).split())
+    return table
 
 
 def _list_like(table: Table) -> bool:
@@ -257,7 +319,7 @@ def _column_edges(lines: list[Line]) -> list[float]:
     free = _free(lines[0])
     for line in lines[1:]:
         free = _overlap(free, _free(line), lines[0].size)
-    return [(a + b) / 2 for a, b in free]
+    return [(a + b) / 2 for a, b in _inner(free)]
 
 
 def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Table | None:
@@ -270,12 +332,48 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
     kept = [(r, s) for r, s in split if any(r)]
     if len(kept) < 2 or max(len(r) for r, _ in kept) < 2:
         return None
+    title = None
+    if len(kept) > 3 and len(kept[0][0]) >= 3 and sum(1 for c in kept[0][0] if c) == 1:
+        title = next(c for c in kept[0][0] if c)  # a title row, padded with empty cells
+        kept = kept[1:]
     cells = [c for r, _ in kept for c in r]
     if sum(1 for c in cells if c) < 0.5 * len(cells) or _numbered_lines(kept):
         return None
-    header = 2 if kept[0][1] and len(kept) > 2 else 1
+    rows, header = _header(kept)
     x0, top, x1, bottom = bbox
-    return Table(x0, top, x1, bottom, [r for r, _ in kept], header)
+    return Table(x0, top, x1, bottom, rows, header, title)
+
+
+def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:
+    """The rows, with the header rows joined into one, and how many header rows lead.
+
+    In a table of figures the header is every row above the first row of figures (none
+    when the first row holds figures already), its rows joined column by column (a
+    spanning cell's text over each column it spans); a table without figures has its
+    first row (two when the first has merged cells) as its header."""
+    rows = [r for r, _ in kept]
+    figures = [_figures(r) for r in rows]
+    if not any(figures):
+        return rows, 2 if kept[0][1] and len(kept) > 2 else 1
+    lead = figures.index(True)
+    if lead <= 1 or lead > _MAX_HEADER_ROWS:
+        return rows, min(lead, 1)
+    width = max(len(r) for r in rows[:lead])
+    joined = [""] * width
+    for row, spanned in kept[:lead]:
+        carried = ""
+        for k in range(width):
+            cell = row[k] if k < len(row) else ""
+            carried = cell or (carried if spanned and k else "")
+            joined[k] = f"{joined[k]} {carried}".strip()
+    return [joined, *rows[lead:]], 1
+
+
+def _figures(row: list[str]) -> bool:
+    """Whether a row holds figures in its value columns (years alone are headings)."""
+    values = [c for c in row[1:] if c]
+    numbers = [c for c in values if _NUMBER.fullmatch(c)]
+    return bool(numbers) and not all(_YEAR.fullmatch(c) for c in numbers)
 
 
 def _sub_rows(row: list[Any]) -> list[list[str]]:
@@ -291,8 +389,8 @@ def _sub_rows(row: list[Any]) -> list[list[str]]:
 def _numbered_lines(rows: list[tuple[list[str], bool]]) -> bool:
     """A code listing with line numbers: the first column counts 1, 2, 3 …"""
     first = [r[0] for r, _ in rows]
-    if not all(c.isdigit() for c in first):
-        return False
+    if not all(c.isdigit() for c in first) or all(_YEAR.fullmatch(c) for c in first):
+        return False  # a column of years counts up too
     numbers = [int(c) for c in first]
     return all(b == a + 1 for a, b in zip(numbers, numbers[1:], strict=False))
 
@@ -306,7 +404,7 @@ def place(lines: list[Line], tables: list[Table]) -> None:
         inside = [ln for ln in lines if ln.role == "text" and _across(ln, table)]
         if not inside or any(_sticks_out(ln, table) for ln in inside):
             continue
-        table.title = _caption(lines, table, inside)
+        table.title = _caption(lines, table, inside) or table.title
         inside[0].role, inside[0].table = "table", table
         for line in inside[1:]:
             line.role = "covered"

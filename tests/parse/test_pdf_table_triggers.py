@@ -1,0 +1,156 @@
+"""Tables that real reports print and the finder used to reject or misread, one test per
+structure: dot leaders, nil cells, a column of years, a title row padded with empty
+cells, a first row of figures, a header over two rows; a table that is not found keeps
+each row's label with its values; no row becomes a heading.
+
+Each PDF is built here (``tests/pdfgen.py``) with the one structure under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, ruled_table, unruled_table
+from tests.pdfgen import Page, Pdf
+from tree_checks import walk
+
+from fissure import Chunker
+from fissure.parse import pdf
+from fissure.types import Block, Document
+
+
+def tables(doc: Document) -> list[Block]:
+    return [b for b in walk(doc.blocks) if b.kind == "table"]
+
+
+def rows_of(doc: Document, table: Block) -> list[str]:
+    return [doc.text[r.start : r.end] for r in table.children if r.kind == "row"]
+
+
+def headings(doc: Document) -> list[str]:
+    return [b.title or "" for b in walk(doc.blocks) if b.kind == "section"]
+
+
+def opening(page: Page, title: str) -> None:
+    page.text(LEFT, 720, title, font="bold", size=14)
+    page.text(LEFT, 690, "The figures below are as reported to the board for each year.")
+
+
+def draw(page: Page, y: float, rows: list[list[str]], xs: list[float], **style: str) -> None:
+    for k, row in enumerate(rows):
+        for x, cell in zip(xs, row, strict=True):
+            if cell:
+                page.text(x, y - 15 * k, cell, size=10, **style)
+
+
+def single(rows: list[list[str]], xs: list[float], title: str = "Results", **style: str) -> bytes:
+    doc = Pdf()
+    page = doc.page()
+    opening(page, title)
+    draw(page, 660, rows, xs, **style)
+    return doc.to_bytes()
+
+
+def test_dot_leaders_join_labels_to_figures_and_nil_cells_stay() -> None:
+    labels = ["", "Revenue", "Cost of sales", "Other income", "Net income"]
+    values = [["2023", "2024"], ["1,234", "1,456"], ["(812)", "(901)"], ["...", "12"],
+              ["422", "567"]]  # fmt: skip
+    rows = [[f"{label} {'.' * (40 - len(label))}" if label else "", *v]
+            for label, v in zip(labels, values, strict=True)]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 330, 430]), source="leaders.pdf")
+    (table,) = tables(doc)
+    assert rows_of(doc, table) == [
+        " | 2023 | 2024",
+        "Revenue | 1,234 | 1,456",
+        "Cost of sales | (812) | (901)",
+        "Other income | ... | 12",
+        "Net income | 422 | 567",
+    ]
+    header, *body = (r for r in table.children if r.kind == "row")
+    assert header.metadata.get("header") and not any(r.metadata.get("header") for r in body)
+
+
+def test_a_table_of_contents_is_still_no_table() -> None:
+    entries = [("1 Introduction", "3"), ("2 Usage", "7"), ("3 Limits", "12"), ("4 Index", "19")]
+    rows = [[f"{t} {'.' * 50}", p] for t, p in entries]
+    doc = pdf.parse(single(rows, [LEFT, 480], title="Contents"), source="toc.pdf")
+    assert not tables(doc)
+    assert "1 Introduction" in doc.text
+
+
+YEARS = [["Year", "Revenue", "Cost"], ["2019", "4.1", "3.2"], ["2020", "4.0", "3.5"],
+         ["2021", "4.2", "3.9"], ["2022", "4.6", "4.1"]]  # fmt: skip
+
+
+def test_a_first_column_of_years_is_a_table_not_a_code_listing() -> None:
+    body = YEARS[1:]  # no header row: the first column counts up like line numbers
+    doc = pdf.parse(single(body, [LEFT, 200, 330]), source="years.pdf")
+    (table,) = tables(doc)
+    assert rows_of(doc, table) == [" | ".join(r) for r in body]
+
+
+@pytest.mark.parametrize("find_tables", [True, False])
+def test_bold_rows_of_figures_never_become_headings(find_tables: bool) -> None:
+    rows = [*YEARS, ["Total assets", "12,345", "9,876"]]
+    doc = pdf.parse(single(rows, [LEFT, 200, 330], font="bold"), source="bold.pdf",
+                    tables=find_tables)  # fmt: skip
+    assert headings(doc) == ["Results"]
+    chunks = Chunker(max_tokens=64).chunk_document(doc)
+    assert all(c.headings in ((), ("Results",)) for c in chunks)
+
+
+def test_a_title_row_padded_with_empty_cells_is_the_title_not_a_row() -> None:
+    rows = [["Table 7 Staff and offices by region", "", "", ""],
+            ["Region", "Staff", "Offices", "Sites"], ["North", "120", "4", "9"],
+            ["South", "80", "3", "7"], ["East", "45", "2", "5"]]  # fmt: skip
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Regions")
+    ruled_table(page, 660, rows, [LEFT + 6, LEFT + 186, LEFT + 276, LEFT + 366, LEFT + 456])
+    parsed = pdf.parse(doc.to_bytes(), source="titled.pdf")
+    (table,) = tables(parsed)
+    assert table.title == "Table 7 Staff and offices by region"
+    assert rows_of(parsed, table)[0] == "Region | Staff | Offices | Sites"
+    assert "|  |" not in parsed.text
+
+
+def test_a_first_row_of_figures_is_no_header() -> None:
+    rows = [["North", "120", "4"], ["South", "80", "3"], ["East", "45", "2"], ["West", "51", "6"]]
+    doc = pdf.parse(single(rows, [LEFT, 200, 330]), source="headless.pdf")
+    (table,) = tables(doc)
+    assert table.children and not any(r.metadata.get("header") for r in table.children)
+
+
+def test_a_header_over_two_rows_is_joined_into_one() -> None:
+    rows = [["", "2023", "2024"], ["Region", "$m", "$m"], ["North", "120", "130"],
+            ["South", "80", "85"], ["East", "45", "40"]]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 200, 330]), source="two-row-header.pdf")
+    (table,) = tables(doc)
+    assert rows_of(doc, table) == [
+        "Region | 2023 $m | 2024 $m",
+        "North | 120 | 130",
+        "South | 80 | 85",
+        "East | 45 | 40",
+    ]
+    assert [bool(r.metadata.get("header")) for r in table.children] == [True] + [False] * 3
+
+
+def test_a_table_that_is_not_found_keeps_each_label_with_its_values() -> None:
+    """Two columns of prose around an unruled table whose middle gap lies on the gutter:
+    read as a table, or without the table finder, each row is one line, label first."""
+    rows = [["Region", "Staff", "Offices", "Sites"], ["North", "120", "4", "9"],
+            ["South", "80", "3", "7"], ["East", "45", "2", "5"]]  # fmt: skip
+    doc = Pdf()
+    page = doc.page()
+    y = 700.0
+    for a, b in zip(LEFT_COLUMN * 2, RIGHT_COLUMN * 2, strict=True):
+        page.text(LEFT, y, a, size=11)
+        page.text(320, y, b, size=11)
+        y -= 14
+    unruled_table(page, y - 20, rows, [LEFT, LEFT + 150, 340, 460])
+    data = doc.to_bytes()
+    for find in (True, False):
+        parsed = pdf.parse(data, source="columns.pdf", tables=find)
+        lines = parsed.text.split("\n")
+        for row in rows:
+            assert " ".join(row) in lines or " | ".join(row) in lines, (find, row)
+        assert parsed.text.index(LEFT_COLUMN[3]) < parsed.text.index(RIGHT_COLUMN[0])
