@@ -154,3 +154,21 @@ def test_a_table_that_is_not_found_keeps_each_label_with_its_values() -> None:
         for row in rows:
             assert " ".join(row) in lines or " | ".join(row) in lines, (find, row)
         assert parsed.text.index(LEFT_COLUMN[3]) < parsed.text.index(RIGHT_COLUMN[0])
+
+
+def test_cell_text_is_the_page_text_not_letter_spaced() -> None:
+    """Figures set with character spacing: pdfplumber reads ``1 2 0 4``, pdfium ``1204``,
+    as in the prose; the cells take pdfium's words."""
+    rows = [["Region", "Staff", "Offices"], ["North", "1204", "4"], ["South", "8050", "3"],
+            ["East", "4512", "2"]]  # fmt: skip
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Staff")
+    for k, (label, staff, offices) in enumerate(rows):
+        y = 660 - 15 * k
+        page.text(LEFT, y, label, size=10)
+        page.text(330, y, offices, size=10)
+        page.ops.append(b"BT /F1 10 Tf 3.2 Tc 200 %d Td (%s) Tj ET" % (y, staff.encode()))
+    parsed = pdf.parse(doc.to_bytes(), source="spaced.pdf")
+    (table,) = tables(parsed)
+    assert rows_of(parsed, table) == [" | ".join(r) for r in rows]

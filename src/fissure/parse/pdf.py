@@ -322,7 +322,7 @@ def _find_tables(data: bytes, pages: _Pages, aligned: list[list[list[Line]]]) ->
                 import pdfplumber
 
                 plumber = pdfplumber.open(io.BytesIO(data))
-            place(lines, tables_on(plumber.pages[k], ruled, regions))
+            place(lines, tables_on(plumber.pages[k], ruled, regions, lines))
         except Exception as exc:  # pdfminer's own errors, or ours: the page without tables
             for line in lines:
                 if line.role in ("table", "covered"):

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from fissure.parse.captions import caption_title
-from fissure.parse.pdf_layout import Line
+from fissure.parse.pdf_layout import HYPHEN, Line
 
 # After a sentence, a justified line's space may be as wide as a narrow channel.
 _SENTENCE = re.compile(r"[.!?:;,]$")
@@ -257,13 +258,17 @@ def _tabular(lines: list[Line], channels: list[tuple[float, float]]) -> bool:
     return sum(1 for m in medians if m >= _LONG_CELL) < 2
 
 
-def tables_on(plumber_page: Any, ruled: bool, regions: list[list[Line]]) -> list[Table]:
+def tables_on(
+    plumber_page: Any, ruled: bool, regions: list[list[Line]], lines: Sequence[Line] = ()
+) -> list[Table]:
     """Tables pdfplumber finds on a page: by its rules when ``ruled``, and in each region
-    of aligned lines by their words."""
+    of aligned lines by their words. A cell's text is the page's words (``lines``, read by
+    pdfium, as the prose around the table is) whose middle lies in the cell's box;
+    pdfplumber's own text (letter-spaced digits, ``(cid:N)`` glyphs) only without them."""
     found: list[Table] = []
     if ruled:
         for t in plumber_page.find_tables():
-            table = _table(t.bbox, t.extract())
+            table = _table(t.bbox, _texts(t, lines))
             if table is not None:
                 found.append(table)
     for lines in regions:
@@ -284,10 +289,44 @@ def tables_on(plumber_page: Any, ruled: bool, regions: list[list[Line]]) -> list
             "text_x_tolerance": 1.5,
         }
         for t in crop.find_tables(table_settings=settings):
-            table = _table(t.bbox, t.extract())
+            table = _table(t.bbox, _texts(t, lines))
             if table is not None and not _list_like(table) and not _contents(table):
                 found.append(_without_leaders(table))
     return found
+
+
+def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
+    """The text of each cell of a pdfplumber table, from pdfium's words: the words whose
+    middle lies in the cell, a line of the page per line of the cell (``None`` for a cell
+    that a merged cell covers)."""
+    x0, top, x1, bottom = found.bbox
+    words = [
+        (w, k)
+        for k, line in enumerate(lines)
+        if line.role == "text" and line.top < bottom and line.bottom > top
+        for w in line.words
+        if x0 <= (w.x0 + w.x1) / 2 <= x1
+    ]
+    if not words:
+        return cast(list[list[str | None]], found.extract())
+    rows: list[list[str | None]] = []
+    for row in found.rows:
+        cells: list[str | None] = []
+        for box in row.cells:
+            if box is None:
+                cells.append(None)
+                continue
+            inside: dict[int, list[str]] = {}
+            for w, k in words:
+                if (
+                    box[0] <= (w.x0 + w.x1) / 2 <= box[2]
+                    and box[1] <= (w.top + w.bottom) / 2 <= box[3]
+                ):
+                    inside.setdefault(k, []).append(w.text)
+            text = "\n".join(" ".join(ws) for ws in inside.values())
+            cells.append(text.replace(HYPHEN, "-"))
+        rows.append(cells)
+    return rows
 
 
 def _contents(table: Table) -> bool:
