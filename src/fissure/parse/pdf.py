@@ -3,10 +3,10 @@
 pdfium (through pypdfium2) reads each page's words with their positions
 (:mod:`~fissure.parse.pdf_layout`). Across pages, running headers, footers and page
 numbers are found and left out (:mod:`~fissure.parse.pdf_text`); each page is read column
-by column; tables are found by pdfplumber where a page shows one
-(:mod:`~fissure.parse.pdf_tables`); headings come from the outline, else from the layout
-(:mod:`~fissure.parse.pdf_headings`); scanned pages go through Tesseract
-(:mod:`~fissure.parse.pdf_ocr`).
+by column; tables are found where a page shows one: ruled grids by pdfplumber, others from
+the aligned words (:mod:`~fissure.parse.pdf_tables`); headings come from the outline,
+else from the layout (:mod:`~fissure.parse.pdf_headings`); scanned pages go through
+Tesseract (:mod:`~fissure.parse.pdf_ocr`).
 
 ``Document.text`` is the text fissure writes from that: paragraphs apart by a blank line,
 their lines as printed, with words hyphenated at a line end joined, ligatures spelled out
@@ -318,11 +318,12 @@ def _find_tables(data: bytes, pages: _Pages, aligned: list[list[list[Line]]]) ->
         if not (ruled or regions) or k + 1 in pages.scans:
             continue
         try:
-            if plumber is None:
+            if plumber is None and ruled:  # pdfplumber reads a page again: only for rules
                 import pdfplumber
 
                 plumber = pdfplumber.open(io.BytesIO(data))
-            place(lines, tables_on(plumber.pages[k], ruled, regions, lines))
+            page = plumber.pages[k] if ruled else None
+            place(lines, tables_on(page, ruled, regions, lines))
         except Exception as exc:  # pdfminer's own errors, or ours: the page without tables
             for line in lines:
                 if line.role in ("table", "covered"):

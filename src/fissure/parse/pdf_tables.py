@@ -1,24 +1,32 @@
-"""Tables on PDF pages, found by pdfplumber's table finder where a page may hold one.
+"""Tables on PDF pages: ruled grids through pdfplumber's table finder, tables without rules
+from the aligned words pdfium has read.
 
 pdfplumber (MIT, on pdfminer.six, MIT) reads a page again in pure Python, about fifty
-times slower than pdfium, so it runs only on pages that show a table: ruling lines that
-make a grid (found through pdfium without parsing anything again), where its ``lines``
-strategy finds the cells; or at least three consecutive lines with a channel of white
-space running down them (aligned columns without rules), where the ``text`` strategy runs
-on that region alone, with the channels found here given as explicit column edges. A
-result counts as a table only with two rows and two columns at least and most cells
-filled, and not when it is a table of contents (dot leaders), a list set with tab stops
-or a numbered code listing.
+times slower than pdfium, so it runs only on pages whose ruling lines make a grid (found
+through pdfium without parsing anything again), where its ``lines`` strategy finds the
+cells. A table without rules is at least three consecutive lines with a channel of white
+space running down them (dot leaders count as white; an empty first cell keeps the
+channel open): each line is a row, cut into cells at the channels' middles, with no
+second reading of the page. Every cell's text is pdfium's words inside it, as the prose
+around it is read. A result counts as a table only with two rows and two columns at least
+and most cells filled, and not when it is a table of contents (leaders running to page
+numbers and nothing else), a list set with tab stops or a numbered code listing (a column
+of years is none).
 
-Each table's rows become lines of cells joined by `` | ``; its header row is the first
-(two when the first has merged cells). Its title is a caption line ("Table 3: …") just
-above it or, where pdfium set it after the table, just below it.
+Each table's rows become lines of cells joined by `` | ``. In a table of figures the
+header is every row above the first row of figures, joined into one row (none when the
+first row holds figures); in other tables it is the first row (two when the first has
+merged cells). A first row with one filled cell over three columns or more is the
+table's title. Otherwise the title is a caption line ("Table 3: …") just above the table
+or, where pdfium set it after the table, just below it. The thresholds are the constants
+below.
 """
 
 from __future__ import annotations
 
 import ctypes
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -158,13 +166,20 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
     prose has no such channel three lines deep; two columns of text do, but their cells
     are long (and are read as columns instead); monospaced lines are code."""
     runs: list[tuple[int, int]] = []
+    frees = [_free(line) for line in lines]  # once a line: a failed run starts again
+    shapes: dict[int, bool] = {}
+
+    def row_like(k: int) -> bool:
+        if k not in shapes:
+            shapes[k] = _row_like(lines[k])
+        return shapes[k]
+
     i = 0
     while i < len(lines):
-        j, free = i, _free(lines[i])
-        shape = _row_like(lines[i])
+        j, free = i, frees[i]
         while _inner(free) and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
-            nxt = _overlap(free, _free(lines[j + 1]), lines[i].size)
-            if not _inner(nxt) or _row_like(lines[j + 1]) != shape:
+            nxt = _overlap(free, frees[j + 1], lines[i].size)
+            if not _inner(nxt) or row_like(j + 1) != row_like(i):
                 break  # a table's rows end where two columns of prose go on, and so on
             free, j = nxt, j + 1
         if j - i + 1 >= _MIN_ROWS and _tabular(lines[i : j + 1], _inner(free)):
@@ -261,38 +276,41 @@ def _tabular(lines: list[Line], channels: list[tuple[float, float]]) -> bool:
 def tables_on(
     plumber_page: Any, ruled: bool, regions: list[list[Line]], lines: Sequence[Line] = ()
 ) -> list[Table]:
-    """Tables pdfplumber finds on a page: by its rules when ``ruled``, and in each region
-    of aligned lines by their words. A cell's text is the page's words (``lines``, read by
-    pdfium, as the prose around the table is) whose middle lies in the cell's box;
-    pdfplumber's own text (letter-spaced digits, ``(cid:N)`` glyphs) only without them."""
+    """Tables on a page: where ``ruled``, the grids pdfplumber finds by the page's rules
+    (``plumber_page`` is read only then); in each region of aligned lines, the table those
+    lines make, one row a line, cut into cells at the white channels that run down them.
+    A cell's text is the page's words (``lines``, read by pdfium, as the prose around the
+    table is) whose middle lies in the cell's box; pdfplumber's own text (letter-spaced
+    digits, ``(cid:N)`` glyphs) only without them."""
     found: list[Table] = []
-    if ruled:
+    if ruled and plumber_page is not None:
         for t in plumber_page.find_tables():
             table = _table(t.bbox, _texts(t, lines))
             if table is not None:
                 found.append(table)
-    for lines in regions:
-        top, bottom = min(ln.top for ln in lines), max(ln.bottom for ln in lines)
-        x0, x1 = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+    for region in regions:
+        top, bottom = min(ln.top for ln in region), max(ln.bottom for ln in region)
         if any(t.top <= top and bottom <= t.bottom for t in found):
             continue
-        edges = sorted({round(x, 1) for x in _column_edges(lines)} | {x0 - 1, x1 + 1})
-        px0, ptop, px1, pbottom = plumber_page.bbox
-        box = (max(x0 - 2, px0), max(top - 2, ptop), min(x1 + 2, px1), min(bottom + 2, pbottom))
-        if box[0] >= box[2] or box[1] >= box[3]:
-            continue
-        crop = plumber_page.crop(box)
-        settings = {
-            "vertical_strategy": "explicit",
-            "explicit_vertical_lines": edges,
-            "horizontal_strategy": "text",
-            "text_x_tolerance": 1.5,
-        }
-        for t in crop.find_tables(table_settings=settings):
-            table = _table(t.bbox, _texts(t, lines))
-            if table is not None and not _list_like(table) and not _contents(table):
-                found.append(_without_leaders(table))
+        table = _aligned(region)
+        if table is not None and not _list_like(table) and not _contents(table):
+            found.append(_without_leaders(table))
     return found
+
+
+def _aligned(lines: list[Line]) -> Table | None:
+    """The table a run of aligned lines makes: a row per line, its words cut into cells
+    at the middles of the channels that run down all of them."""
+    edges = sorted(_column_edges(lines))
+    rows: list[list[Any]] = []
+    for line in lines:
+        cells: list[list[str]] = [[] for _ in range(len(edges) + 1)]
+        for w in line.words:
+            cells[bisect_left(edges, (w.x0 + w.x1) / 2)].append(w.text.replace(HYPHEN, "-"))
+        rows.append([" ".join(c) for c in cells])
+    box = (min(ln.x0 for ln in lines), min(ln.top for ln in lines),
+           max(ln.x1 for ln in lines), max(ln.bottom for ln in lines))  # fmt: skip
+    return _table(box, rows)
 
 
 def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
