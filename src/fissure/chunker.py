@@ -293,7 +293,7 @@ def _blank(text: str) -> bool:
 
 
 # Block facts worth carrying onto the chunks inside the block.
-_BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings", "pdf_fallback"})
+_BLOCK_KEYS = frozenset({"lang", "path", "header", "warnings", "pdf_fallback", "docx_fallback"})
 _NONE: dict[str, Any] = {}  # no block facts to carry (only ever read)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from tests.chunk_checks import corpus_maker
 from tree_checks import assert_valid_tree, walk
 
+from fissure import Chunker
 from fissure.errors import InputError
 from fissure.parse import docx as docx_parser
 from fissure.types import Document
@@ -108,13 +110,38 @@ def _corrupt_document_xml() -> bytes:
 
 @pytest.mark.parametrize(
     "data",
-    [b"", os.urandom(2048), b"PK\x03\x04 truncated zip", "truncated", "corrupt xml"],
-    ids=["empty", "random", "zip-header", "truncated", "corrupt-xml"],
+    [b"", os.urandom(2048), b"PK\x03\x04 truncated zip", "truncated"],
+    ids=["empty", "random", "zip-header", "truncated"],
 )
-def test_damaged_files_are_input_errors(data: bytes | str) -> None:
+def test_damaged_files_without_text_are_input_errors(data: bytes | str) -> None:
     if data == "truncated":
         data = maker.make_docx()[:3000]
-    elif data == "corrupt xml":
-        data = _corrupt_document_xml()
     with pytest.raises(InputError, match="not a readable DOCX"):
         docx_parser.parse(data, source="bad.docx")  # type: ignore[arg-type]
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z0-9]+", text))
+
+
+def test_xml_cut_short_degrades_to_the_paragraphs_it_still_has(notes: Document) -> None:
+    doc = docx_parser.parse(_corrupt_document_xml(), source="cut.docx")
+    assert "paragraphs read as plain text" in doc.metadata["fallback"]
+    assert doc.text and _words(doc.text) < _words(notes.text)  # the first half, no more
+    assert notes.text.startswith(doc.text.split("\n\n")[0])
+    assert all(b.kind == "paragraph" and b.metadata["docx_fallback"] for b in doc.blocks)
+
+
+@pytest.mark.parametrize("stage", ["paragraph", "table"])
+def test_a_failure_reading_structure_keeps_every_word(
+    stage: str, notes: Document, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*_: object) -> None:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(docx_parser._Writer, stage, fail)
+    doc = docx_parser.parse(maker.make_docx(), source="notes.docx")
+    assert "RuntimeError: injected" in doc.metadata["fallback"]
+    assert _words(notes.text) <= _words(doc.text)
+    chunks = Chunker(max_tokens=32).chunk_document(doc)
+    assert chunks and all("injected" in c.metadata["docx_fallback"] for c in chunks)

@@ -9,8 +9,10 @@ comments and footnotes are not part of the text.
 
 from __future__ import annotations
 
+import html
 import io
 import re
+import zipfile
 from enum import IntEnum
 from typing import Any
 
@@ -59,8 +61,13 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
         children). ``metadata["title"]`` is the document title property when set;
         ``metadata["warnings"]`` names tables that could not be read.
 
+    Degrade, never drop: where python-docx cannot open the file or reading its structure
+    fails, the paragraphs of ``word/document.xml`` are read as they stand (also when the
+    XML is cut short), one ``paragraph`` block each, and ``metadata["fallback"]`` (and
+    each block's ``docx_fallback``) says why.
+
     Raises:
-        InputError: The bytes are not a DOCX file python-docx can open.
+        InputError: The bytes hold no DOCX text at all.
         LimitError: The archive would inflate past the limits (see
             :func:`fissure.parse.archive.check_zip`).
     """
@@ -72,22 +79,11 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
     try:
         document = docx.Document(io.BytesIO(data))
         content = list(document.iter_inner_content())
+        text, blocks, writer = _structured(content)
     except MemoryError:
         raise
-    except Exception as exc:  # zip, XML and package errors all mean "not a usable DOCX"
-        raise InputError(
-            f"{source}: not a readable DOCX file ({type(exc).__name__}: {exc}); check that "
-            "it is a complete Word .docx (not .doc) file, or re-save it from Word"
-        ) from None
-    writer = _Writer()
-    captions = _captions(content)
-    taken = set(captions.values())
-    for k, item in enumerate(content):
-        if hasattr(item, "rows"):
-            writer.table(item, content[captions[k]] if k in captions else None)
-        elif k not in taken:
-            writer.paragraph(item)
-    text, blocks = writer.out.finish()
+    except Exception as exc:  # zip, XML and package errors, or ours: degrade to its text
+        return _plain(data, source, mime, exc)
     metadata: dict[str, Any] = {}
     title = (document.core_properties.title or "").strip()
     if title:
@@ -97,6 +93,56 @@ def parse(data: bytes, *, source: str, mime: str = "") -> Document:
     if writer.out.capped:
         metadata["fallback"] = f"over {limits.MAX_BLOCKS:,} blocks: the rest has none"
     return Document.from_text(text, source=source, mime=mime, blocks=blocks, metadata=metadata)
+
+
+def _structured(content: list[Any]) -> tuple[str, tuple[Any, ...], _Writer]:
+    """The text and blocks of the body's items, in order."""
+    writer = _Writer()
+    captions = _captions(content)
+    taken = set(captions.values())
+    for k, item in enumerate(content):
+        if hasattr(item, "rows"):
+            writer.table(item, content[captions[k]] if k in captions else None)
+        elif k not in taken:
+            writer.paragraph(item)
+    text, blocks = writer.out.finish()
+    return text, blocks, writer
+
+
+# The body's words, paragraph ends, tabs and breaks, read from the XML as it stands (also
+# when it is cut short or python-docx refuses the package).
+_RUN = re.compile(rb"<w:t(?:\s[^>]*)?>([^<]*)</w:t>|(</w:p>)|(<w:tab/>)|(<w:br/>|<w:cr/>)")
+
+
+def _plain(data: bytes, source: str, mime: str, cause: Exception) -> Document:
+    """The document's paragraphs read from ``word/document.xml`` without structure, where
+    python-docx or the structured reading failed; refused only when there is no text."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            xml = archive.read("word/document.xml")
+    except Exception:
+        xml = b""
+    parts: list[str] = []
+    for m in _RUN.finditer(xml):
+        if m.group(1) is not None:
+            parts.append(html.unescape(m.group(1).decode("utf-8", "replace")))
+        else:
+            parts.append("\n\n" if m.group(2) else "\t" if m.group(3) else "\n")
+    paragraphs = [" ".join(p.split()) for p in "".join(parts).split("\n\n")]
+    text = "\n\n".join(p for p in paragraphs if p)
+    why = f"{type(cause).__name__}: {str(cause)[:200]}"
+    if not text:
+        raise InputError(
+            f"{source}: not a readable DOCX file ({why}); check that it is a complete Word "
+            ".docx (not .doc) file, or re-save it from Word"
+        ) from None
+    out = Outline()
+    meta = {"docx_fallback": why}
+    for paragraph in text.split("\n\n"):
+        out.leaf("paragraph", paragraph, level=DocxLevel.BLOCK, metadata=meta)
+    written, blocks = out.finish()
+    metadata = {"fallback": f"DOCX structure unreadable ({why}); paragraphs read as plain text"}
+    return Document.from_text(written, source=source, mime=mime, blocks=blocks, metadata=metadata)
 
 
 class _Writer:
