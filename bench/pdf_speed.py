@@ -15,9 +15,11 @@ Three inputs, so that the cost of table finding shows where it is paid and where
   and the committed Chromium-printed budget report.
 
 Times are process CPU seconds (``time.process_time``) of ``fissure.parse.pdf.parse`` with
-``tables=True`` and ``tables=False``, one thread, median over repeats, the two modes taking
-turns; pages per second per core is pages divided by that. "Finder pages" counts the
-pages where pdfplumber ran (rules that make a grid, or white channels down three lines).
+``tables=True`` and ``tables=False``, and of plain pdfium text extraction (open, each
+page's text page and its text: what a naive splitter reads), one thread, median over
+repeats, the modes taking turns; pages per second per core is pages divided by that, and
+"× plain" is a mode's time over plain extraction's. "Finder pages" counts the pages where
+the table finder ran (rules that make a grid, or white channels down three lines).
 """
 
 from __future__ import annotations
@@ -123,26 +125,43 @@ def measure(inputs: dict[str, list[tuple[str, bytes]]], repeats: int) -> list[di
     """CPU seconds per input and mode, medians over ``repeats``."""
     from fissure.parse import pdf
 
-    def parse_all(documents: list[tuple[str, bytes]], tables: bool) -> float:
+    def parse_all(documents: list[tuple[str, bytes]], mode: str) -> float:
         start = time.process_time()
         for name, data in documents:
-            pdf.parse(data, source=name, tables=tables)
+            if mode == "plain":
+                _plain_text(data)
+            else:
+                pdf.parse(data, source=name, tables=mode == "on")
         return time.process_time() - start
 
     rows = []
     for name, documents in inputs.items():
-        parse_all(documents, True)  # warm-up: imports, pdfplumber, fonts
-        times: dict[bool, list[float]] = {True: [], False: []}
+        parse_all(documents, "on")  # warm-up: imports, pdfplumber, fonts
+        times: dict[str, list[float]] = {"plain": [], "off": [], "on": []}
         for _ in range(repeats):
-            for tables in (False, True):
-                times[tables].append(parse_all(documents, tables))
+            for mode in times:
+                times[mode].append(parse_all(documents, mode))
         ran, found = _finder_pages(documents)
         rows.append({
             "input": name, "documents": len(documents), "pages": _pages(documents),
-            "off": statistics.median(times[False]), "on": statistics.median(times[True]),
+            **{mode: statistics.median(t) for mode, t in times.items()},
             "finder_pages": ran, "tables": found,
         })  # fmt: skip
     return rows
+
+
+def _plain_text(data: bytes) -> None:
+    """pdfium's plain text of every page, as a naive splitter reads a PDF."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(data)
+    for index in range(len(doc)):
+        page = doc[index]
+        textpage = page.get_textpage()
+        textpage.get_text_range()
+        textpage.close()
+        page.close()
+    doc.close()
 
 
 def section(rows: list[dict[str, Any]], command: str) -> str:
@@ -153,15 +172,16 @@ def section(rows: list[dict[str, Any]], command: str) -> str:
         f"`{command}` (see `bench/pdf_speed.py`): `fissure.parse.pdf.parse`, process CPU "
         "time, one thread, median.",
         "",
-        "| input | docs | pages | pages/s, tables off | pages/s, tables on | on / off | "
-        "finder pages | tables |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| input | docs | pages | pages/s, plain pdfium | pages/s, tables off | pages/s, "
+        "tables on | off × plain | on × plain | finder pages | tables |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        off, on = r["pages"] / r["off"], r["pages"] / r["on"]
+        plain, off, on = (r["pages"] / r[m] for m in ("plain", "off", "on"))
         lines.append(
-            f"| {r['input']} | {r['documents']} | {r['pages']:,} | {off:,.0f} | {on:,.0f} "
-            f"| {r['on'] / r['off']:.2f}× time | {r['finder_pages']} | {r['tables']} |"
+            f"| {r['input']} | {r['documents']} | {r['pages']:,} | {plain:,.0f} | {off:,.0f} "
+            f"| {on:,.0f} | {r['off'] / r['plain']:.2f} | {r['on'] / r['plain']:.2f} "
+            f"| {r['finder_pages']} | {r['tables']} |"
         )
     return "\n".join(lines) + "\n"
 
