@@ -258,6 +258,12 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--per-outline", type=int, default=12)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
+        "--systems",
+        default="",
+        help="comma-separated system names to run (default: all); e.g. "
+        "'naive 500 tokens,fissure (main, before),fissure'",
+    )
+    parser.add_argument(
         "--main-src",
         type=Path,
         default=Path("/work/main/src"),
@@ -294,6 +300,9 @@ def main(argv: list[str] | None = None) -> str:
     if (args.main_src / "fissure").is_dir():
         systems["fissure (main, before)"] = lambda: (fissure_chunks(docs, args.main_src), None)
     systems["fissure"] = lambda: (fissure_chunks(docs), None)
+    if args.systems:
+        wanted = [n.strip() for n in args.systems.split(",")]
+        systems = {n: make for n, make in systems.items() if n in wanted}
     results: dict[str, Any] = {}
     for name, make in systems.items():
         print(f"{name} …", file=sys.stderr, flush=True)
