@@ -134,6 +134,15 @@ def test_a_header_over_two_rows_is_joined_into_one() -> None:
     assert [bool(r.metadata.get("header")) for r in table.children] == [True] + [False] * 3
 
 
+def test_label_rows_above_the_first_figures_belong_to_the_body() -> None:
+    rows = [["", "2023", "2024"], ["Assets", "", ""], ["Cash", "1,234", "1,456"],
+            ["Loans", "8,050", "8,120"], ["Total assets", "9,284", "9,576"]]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 200, 330]), source="statement.pdf")
+    (table,) = tables(doc)
+    assert rows_of(doc, table)[:2] == [" | 2023 | 2024", "Assets |  | "]
+    assert [bool(r.metadata.get("header")) for r in table.children] == [True] + [False] * 4
+
+
 def test_a_table_that_is_not_found_keeps_each_label_with_its_values() -> None:
     """Two columns of prose around an unruled table whose middle gap lies on the gutter:
     read as a table, or without the table finder, each row is one line, label first."""

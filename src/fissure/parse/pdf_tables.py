@@ -161,8 +161,9 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
     """``(first, last)`` indexes of runs of at least three consecutive lines that a
     channel of white space runs down: an x-range at least ``_CHANNEL`` font sizes wide that
     no word of any of the lines touches, with words on both sides of it in most of them.
-    That is a column edge of a table without rules. A line whose first cell is empty
-    keeps the channel open: the white space before its first word counts. Justified
+    That is a column edge of a table without rules. A line with empty cells keeps the
+    channels open (the white space before its first word and after its last counts), but
+    a run neither starts nor ends with a line whose words sit in one column. Justified
     prose has no such channel three lines deep; two columns of text do, but their cells
     are long (and are read as columns instead); monospaced lines are code."""
     runs: list[tuple[int, int]] = []
@@ -182,23 +183,42 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
             if not _inner(nxt) or row_like(j + 1) != row_like(i):
                 break  # a table's rows end where two columns of prose go on, and so on
             free, j = nxt, j + 1
-        if j - i + 1 >= _MIN_ROWS and _tabular(lines[i : j + 1], _inner(free)):
-            runs.append((i, j))
-            i = j + 1
+        first, last = _trimmed(lines, i, j, _inner(free))
+        if last - first + 1 >= _MIN_ROWS and _tabular(lines[first : last + 1], _inner(free)):
+            runs.append((first, last))
+            i = last + 1
         else:
             i += 1
     return runs
 
 
+def _trimmed(
+    lines: list[Line], i: int, j: int, channels: list[tuple[float, float]]
+) -> tuple[int, int]:
+    """The run ``i..j`` without the lines at either end whose words all fall between the
+    same two channels: inside a table such a line is a label row ("Assets"), at its ends
+    a caption or the short last line of a paragraph."""
+    edges = [(a + b) / 2 for a, b in channels]
+
+    def columns(line: Line) -> int:
+        return len({sum(1 for x in edges if w.x0 > x) for w in line.words})
+
+    while j > i and columns(lines[j]) < 2:
+        j -= 1
+    while i < j and columns(lines[i]) < 2:
+        i += 1
+    return i, j
+
+
 def _inner(free: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The gaps with words on both sides (not the margin :func:`_free` adds)."""
-    return [(a, b) for a, b in free if a > -_FAR]
+    """The gaps with words on both sides (not the margins :func:`_free` adds)."""
+    return [(a, b) for a, b in free if a > -_FAR and b < _FAR]
 
 
 def _free(line: Line) -> list[tuple[float, float]]:
-    """The white spaces of a line: the wide gaps between its words and the margin before
-    its first word (none for code). Dot leaders are white: ``Revenue ........ 1,234`` has a
-    gap from the label to the number."""
+    """The white spaces of a line: the wide gaps between its words and the margins on
+    either side of them (none for code). Dot leaders are white: ``Revenue ........ 1,234``
+    has a gap from the label to the number."""
     if line.role != "text" or line.mono or not line.words:
         return []
     wide = _CHANNEL * line.size
@@ -210,6 +230,7 @@ def _free(line: Line) -> list[tuple[float, float]]:
             for (_, a1, a), (b0, _, _) in zip(spans, spans[1:], strict=False)
             if b0 - a1 >= (line.size if _SENTENCE.search(a) else wide)
         ],
+        (spans[-1][1], _FAR),
     ]
 
 
@@ -404,15 +425,18 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
 def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:
     """The rows, with the header rows joined into one, and how many header rows lead.
 
-    In a table of figures the header is every row above the first row of figures (none
-    when the first row holds figures already), its rows joined column by column (a
-    spanning cell's text over each column it spans); a table without figures has its
-    first row (two when the first has merged cells) as its header."""
+    In a table of figures the header is the rows above the first row of figures that
+    name the value columns — none when the first row holds figures already, and a row
+    with its label alone ("Assets") is the body's — joined column by column (a spanning
+    cell's text over each column it spans); a table without figures has its first row
+    (two when the first has merged cells) as its header."""
     rows = [r for r, _ in kept]
     figures = [_figures(r) for r in rows]
     if not any(figures):
         return rows, 2 if kept[0][1] and len(kept) > 2 else 1
-    lead = figures.index(True)
+    lead = 0
+    while not figures[lead] and any(rows[lead][1:]):
+        lead += 1
     if lead <= 1 or lead > _MAX_HEADER_ROWS:
         return rows, min(lead, 1)
     width = max(len(r) for r in rows[:lead])
