@@ -181,3 +181,24 @@ def test_cell_text_is_the_page_text_not_letter_spaced() -> None:
     parsed = pdf.parse(doc.to_bytes(), source="spaced.pdf")
     (table,) = tables(parsed)
     assert rows_of(parsed, table) == [" | ".join(r) for r in rows]
+
+
+def test_a_ruled_box_whose_body_rows_have_no_rules_is_one_row_a_line() -> None:
+    """A grid of a box, column rules and a rule under the header, but none between the
+    body rows: pdfplumber sees one tall cell per column; with a cell left empty its lines
+    no longer pair up by count, yet each printed line is a row."""
+    rows = [["Region", "Staff", "Offices"], ["North", "120", "4"], ["South", "80", ""],
+            ["East", "45", "2"], ["West", "51", "6"]]  # fmt: skip
+    xs = [LEFT + 6, LEFT + 156, LEFT + 256, LEFT + 356]
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Regions")
+    draw(page, 660, rows, xs[:3])
+    bottom = 660 - 15 * len(rows) + 8
+    for y in (674, 655, bottom):
+        page.rule(xs[0] - 6, y, xs[-1], y)
+    for x in xs:
+        page.rule(x - 6, 674, x - 6, bottom)
+    parsed = pdf.parse(doc.to_bytes(), source="boxed.pdf")
+    (table,) = tables(parsed)
+    assert rows_of(parsed, table) == [" | ".join(r) for r in rows]

@@ -336,36 +336,53 @@ def _aligned(lines: list[Line]) -> Table | None:
 
 def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
     """The text of each cell of a pdfplumber table, from pdfium's words: the words whose
-    middle lies in the cell, a line of the page per line of the cell (``None`` for a cell
-    that a merged cell covers)."""
+    middle lies in the cell, a printed line per line of the cell (``None`` for a cell
+    that a merged cell covers). A ruled row whose cells hold several lines in two columns
+    or more (a box whose body rows have no rules between them) is one row per line."""
     x0, top, x1, bottom = found.bbox
-    words = [
-        (w, k)
-        for k, line in enumerate(lines)
-        if line.role == "text" and line.top < bottom and line.bottom > top
-        for w in line.words
-        if x0 <= (w.x0 + w.x1) / 2 <= x1
-    ]
+    inside = [ln for ln in lines if ln.role == "text" and ln.top < bottom and ln.bottom > top]
+    words = [(w, k) for k, ln in _baselines(inside) for w in ln.words
+             if x0 <= (w.x0 + w.x1) / 2 <= x1]  # fmt: skip
     if not words:
         return cast(list[list[str | None]], found.extract())
     rows: list[list[str | None]] = []
     for row in found.rows:
-        cells: list[str | None] = []
-        for box in row.cells:
-            if box is None:
-                cells.append(None)
-                continue
-            inside: dict[int, list[str]] = {}
-            for w, k in words:
-                if (
-                    box[0] <= (w.x0 + w.x1) / 2 <= box[2]
-                    and box[1] <= (w.top + w.bottom) / 2 <= box[3]
-                ):
-                    inside.setdefault(k, []).append(w.text)
-            text = "\n".join(" ".join(ws) for ws in inside.values())
-            cells.append(text.replace(HYPHEN, "-"))
-        rows.append(cells)
-    return rows
+        cells = [None if box is None else _cell(box, words) for box in row.cells]
+        if sum(1 for c in cells if c and len(c) > 1) >= 2:
+            for base in sorted({b for c in cells if c for b in c}):
+                rows.append([" ".join(c.get(base, [])) if c else "" for c in cells])
+        else:
+            rows.append([None if c is None else _lines(c) for c in cells])
+    return [[None if c is None else c.replace(HYPHEN, "-") for c in r] for r in rows]
+
+
+def _lines(cell: dict[int, list[str]]) -> str:
+    return "\n".join(" ".join(words) for _, words in sorted(cell.items()))
+
+
+def _baselines(lines: list[Line]) -> list[tuple[int, Line]]:
+    """Each line with the rank of its baseline (lines whose middles are within two points
+    of each other share one: pdfium may read a row's cells as separate lines)."""
+    ranked: list[tuple[int, Line]] = []
+    rank, last = -1, None
+    for line in sorted(lines, key=lambda ln: (ln.top + ln.bottom) / 2):
+        middle = (line.top + line.bottom) / 2
+        if last is None or middle - last > 2.0:
+            rank += 1
+        ranked.append((rank, line))
+        last = middle
+    return ranked
+
+
+def _cell(
+    box: tuple[float, float, float, float], words: list[tuple[Any, int]]
+) -> dict[int, list[str]]:
+    """The words inside a cell's box, by baseline."""
+    found: dict[int, list[str]] = {}
+    for w, base in words:
+        if box[0] <= (w.x0 + w.x1) / 2 <= box[2] and box[1] <= (w.top + w.bottom) / 2 <= box[3]:
+            found.setdefault(base, []).append(w.text)
+    return found
 
 
 def _contents(table: Table) -> bool:
