@@ -202,3 +202,17 @@ def test_a_ruled_box_whose_body_rows_have_no_rules_is_one_row_a_line() -> None:
     parsed = pdf.parse(doc.to_bytes(), source="boxed.pdf")
     (table,) = tables(parsed)
     assert rows_of(parsed, table) == [" | ".join(r) for r in rows]
+
+
+def test_a_label_wrapped_over_two_lines_stays_with_its_figures() -> None:
+    rows = [["", "2023", "2024"], ["Net cash from operating", "", ""],
+            ["activities", "1,234", "1,456"], ["Capital spending on new", "(312)", "(290)"],
+            ["plant", "", ""], ["Dividends paid", "(80)", "(85)"]]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 250, 350]), source="wrapped.pdf")
+    (table,) = tables(doc)
+    assert rows_of(doc, table) == [
+        " | 2023 | 2024",
+        "Net cash from operating activities | 1,234 | 1,456",
+        "Capital spending on new plant | (312) | (290)",
+        "Dividends paid | (80) | (85)",
+    ]

@@ -331,7 +331,28 @@ def _aligned(lines: list[Line]) -> Table | None:
         rows.append([" ".join(c) for c in cells])
     box = (min(ln.x0 for ln in lines), min(ln.top for ln in lines),
            max(ln.x1 for ln in lines), max(ln.bottom for ln in lines))  # fmt: skip
-    return _table(box, rows)
+    return _table(box, _wrapped_labels(rows))
+
+
+def _wrapped_labels(rows: list[list[str]]) -> list[list[str]]:
+    """Rows with a label wrapped over two printed lines made one: a line with its label
+    alone joins the row after it when that row's label goes on in lower case ("Net cash
+    from operating" / "activities 1,234"), or the row before when its own does."""
+    out: list[list[str]] = []
+    k = 0
+    while k < len(rows):
+        row = rows[k]
+        alone = bool(row[0]) and not any(row[1:])
+        if alone and k + 1 < len(rows) and rows[k + 1][0][:1].islower():
+            out.append([f"{row[0]} {rows[k + 1][0]}", *rows[k + 1][1:]])
+            k += 2
+            continue
+        if alone and out and row[0][:1].islower() and any(out[-1][1:]):
+            out[-1][0] = f"{out[-1][0]} {row[0]}"
+        else:
+            out.append(row)
+        k += 1
+    return out
 
 
 def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
