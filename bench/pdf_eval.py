@@ -260,8 +260,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument(
         "--systems",
         default="",
-        help="comma-separated system names to run (default: all); e.g. "
-        "'naive 500 tokens,fissure (main, before),fissure'",
+        help="system names to run, apart by semicolons (default: all); e.g. "
+        "'naive 500 tokens;fissure (main, before);fissure'",
     )
     parser.add_argument(
         "--main-src",
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> str:
         systems["fissure (main, before)"] = lambda: (fissure_chunks(docs, args.main_src), None)
     systems["fissure"] = lambda: (fissure_chunks(docs), None)
     if args.systems:
-        wanted = [n.strip() for n in args.systems.split(",")]
+        wanted = [n.strip() for n in args.systems.split(";")]
         systems = {n: make for n, make in systems.items() if n in wanted}
     results: dict[str, Any] = {}
     for name, make in systems.items():

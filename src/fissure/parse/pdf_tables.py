@@ -358,8 +358,8 @@ def _wrapped_labels(rows: list[list[str]]) -> list[list[str]]:
 def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
     """The text of each cell of a pdfplumber table, from pdfium's words: the words whose
     middle lies in the cell, a printed line per line of the cell (``None`` for a cell
-    that a merged cell covers). A ruled row whose cells hold several lines in two columns
-    or more (a box whose body rows have no rules between them) is one row per line."""
+    that a merged cell covers). A ruled row that holds several rows without rules between
+    them (see :func:`_unruled_rows`) is one row per printed line."""
     x0, top, x1, bottom = found.bbox
     inside = [ln for ln in lines if ln.role == "text" and ln.top < bottom and ln.bottom > top]
     words = [(w, k) for k, ln in _baselines(inside) for w in ln.words
@@ -369,12 +369,23 @@ def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
     rows: list[list[str | None]] = []
     for row in found.rows:
         cells = [None if box is None else _cell(box, words) for box in row.cells]
-        if sum(1 for c in cells if c and len(c) > 1) >= 2:
+        if _unruled_rows(cells):
             for base in sorted({b for c in cells if c for b in c}):
                 rows.append([" ".join(c.get(base, [])) if c else "" for c in cells])
         else:
             rows.append([None if c is None else _lines(c) for c in cells])
     return [[None if c is None else c.replace(HYPHEN, "-") for c in r] for r in rows]
+
+
+def _unruled_rows(cells: list[dict[int, list[str]] | None]) -> bool:
+    """Whether a ruled row's cells are several rows without rules between them: its first
+    column holds a line for each of them (the most lines of any column), and another
+    column holds several lines too. A row whose label is one line and whose other cells
+    wrap is one row."""
+    heights = [len(c) if c else 0 for c in cells]
+    if not heights or heights[0] < 2 or heights[0] < max(heights):
+        return False
+    return sum(1 for h in heights[1:] if h > 1) >= 1
 
 
 def _lines(cell: dict[int, list[str]]) -> str:
