@@ -78,12 +78,7 @@ def _fail_on_page(real, page: int, position: int):  # type: ignore[no-untyped-de
 
     def wrapped(*args, **kwargs):  # type: ignore[no-untyped-def]
         arg = args[position]
-        if isinstance(arg, int):
-            number = arg
-        elif hasattr(arg, "page_number"):  # a pdfplumber page
-            number = arg.page_number
-        else:  # a page's lines
-            number = arg[0].page if arg else None
+        number = arg if isinstance(arg, int) else (arg[0].page if arg else None)  # or lines
         if number == page:
             raise RuntimeError("injected")
         return real(*args, **kwargs)
@@ -96,7 +91,8 @@ REFERENCE = pdf.parse(HANDBOOK, source="handbook.pdf")
 PAGE_STAGES = {
     # stage named in the note: (function in fissure.parse.pdf, its argument that tells the page)
     "layout": ("page_lines", 2),
-    "tables": ("tables_on", 0),
+    "tables": ("tables_on", 2),
+    "rules": ("rules", None),  # read on ruled pages only: page 2 is the one
     "reading order": ("reading_order", 0),
 }
 
@@ -107,7 +103,7 @@ def test_a_stage_failing_on_one_page_costs_only_that_page(
 ) -> None:
     name, position = PAGE_STAGES[stage]
     real = getattr(pdf, name)
-    monkeypatch.setattr(pdf, name, _fail_on_page(real, 2, position))
+    monkeypatch.setattr(pdf, name, _fail if position is None else _fail_on_page(real, 2, position))
     doc = pdf.parse(HANDBOOK, source="handbook.pdf")
     assert_nothing_lost(doc, REFERENCE)
     notes = doc.metadata["pdf_fallback"]

@@ -3,8 +3,9 @@
 pdfium (through pypdfium2) reads each page's words with their positions
 (:mod:`~fissure.parse.pdf_layout`). Across pages, running headers, footers and page
 numbers are found and left out (:mod:`~fissure.parse.pdf_text`); each page is read column
-by column; tables are found where a page shows one: ruled grids by pdfplumber, others from
-the aligned words (:mod:`~fissure.parse.pdf_tables`); headings come from the outline,
+by column; tables are found where a page shows one: grids from the page's rules
+(:mod:`~fissure.parse.pdf_rules`, pdfplumber's table algorithm on pdfium's paths), others
+from the aligned words (:mod:`~fissure.parse.pdf_tables`); headings come from the outline,
 else from the layout (:mod:`~fissure.parse.pdf_headings`); scanned pages go through
 Tesseract (:mod:`~fissure.parse.pdf_ocr`).
 
@@ -26,7 +27,6 @@ chunks carry. A document is lost only when no page has any text at all.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,8 @@ from fissure.errors import InputError
 from fissure.parse import pdf_ocr
 from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_outline
 from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
-from fissure.parse.pdf_tables import aligned_runs, graphics, place, tables_on
+from fissure.parse.pdf_rules import Edge, graphics, rules
+from fissure.parse.pdf_tables import aligned_runs, place, tables_on
 from fissure.parse.pdf_text import mark_furniture
 from fissure.parse.pdf_write import PAGE_SEPARATOR, PageFailed, PdfLevel, write
 from fissure.parse.pdfguard import check_streams
@@ -53,7 +54,7 @@ class _Pages:
     lines: list[list[Line]] = field(default_factory=list)
     sizes: list[tuple[float, float]] = field(default_factory=list)  # width, height
     tops: list[float] = field(default_factory=list)  # media box top, PDF coordinates
-    ruled: list[bool] = field(default_factory=list)
+    rules: list[list[Edge]] = field(default_factory=list)  # where rules make a grid
     warnings: list[str] = field(default_factory=list)
     scans: list[int] = field(default_factory=list)  # scanned pages read by OCR
     unread_scans: list[int] = field(default_factory=list)  # scanned pages without OCR
@@ -104,7 +105,7 @@ def parse(
     except pdfium.PdfiumError as exc:
         raise _open_error(source, exc) from None
     try:
-        pages = _read_pages(document)
+        pages = _read_pages(document, tables)
         marks = _outline(document, pages)
     finally:
         document.close()
@@ -112,7 +113,7 @@ def parse(
     metadata: dict[str, Any] = {"pages": len(pages.lines)}
     furniture = _furniture(pages)
     aligned = _rows(pages)
-    found = _find_tables(data, pages, aligned) if tables else 0
+    found = _find_tables(pages, aligned) if tables else 0
     for k, lines in enumerate(pages.lines):
         try:
             pages.lines[k] = reading_order(lines, *pages.sizes[k])
@@ -149,20 +150,22 @@ def _open_error(source: str, exc: Exception) -> InputError:
     )
 
 
-def _read_pages(document: Any) -> _Pages:
-    """Every page's lines and plain text. A page whose text pdfium cannot give becomes a
-    warning and no lines; one whose layout fails is written as its plain text."""
+def _read_pages(document: Any, tables: bool) -> _Pages:
+    """Every page's lines and plain text, and with ``tables`` the rules of a page whose
+    rules make a grid. A page whose text pdfium cannot give becomes a warning and no
+    lines; one whose layout fails is written as its plain text."""
     pages = _Pages()
     for index in range(len(document)):
         lines: list[Line] = []
-        size, top, ruled, text = (612.0, 792.0), 792.0, False, ""
+        size, top, text = (612.0, 792.0), 792.0, ""
+        edges: list[Edge] = []
         try:
             page = document[index]
             try:
                 size, top = page.get_size(), page.get_mediabox()[3]
                 textpage = page.get_textpage()
                 text = textpage.get_text_range()
-                lines, ruled = _layout(page, textpage, index + 1, text, pages)
+                lines, edges = _layout(page, textpage, index + 1, text, pages, tables)
             finally:
                 page.close()
         except Exception as exc:  # pdfium reports damage as assorted errors; skip the page
@@ -172,15 +175,16 @@ def _read_pages(document: Any) -> _Pages:
         pages.texts.append(_plain_text(text))
         pages.sizes.append((float(size[0]), float(size[1])))
         pages.tops.append(float(top))
-        pages.ruled.append(ruled)
+        pages.rules.append(edges)
     return pages
 
 
 def _layout(
-    page: Any, textpage: Any, number: int, text: str, pages: _Pages
-) -> tuple[list[Line], bool]:
-    """A page's positioned lines and whether it is ruled; none (the page to be written as
-    its plain text) when reading them fails but pdfium has its text."""
+    page: Any, textpage: Any, number: int, text: str, pages: _Pages, tables: bool
+) -> tuple[list[Line], list[Edge]]:
+    """A page's positioned lines (none, the page to be written as its plain text, when
+    reading them fails but pdfium has its text) and, with ``tables``, its rules where they
+    make a grid."""
     try:
         lines = page_lines(page, textpage, number, text)
         shown = graphics(page)
@@ -188,10 +192,16 @@ def _layout(
         if not text.strip():
             raise
         pages.fall_back(number, "layout", exc, plain=True)
-        return [], False
+        return [], []
     if not lines and shown.image_share >= _SCAN_SHARE:
-        lines = _scanned(page, number, pages)
-    return lines, shown.ruled
+        return _scanned(page, number, pages), []
+    if not (tables and shown.ruled):
+        return lines, []
+    try:
+        return lines, rules(page)
+    except Exception as exc:
+        pages.fall_back(number, "rules", exc, plain=False)
+        return lines, []
 
 
 def _plain_text(text: str) -> str:
@@ -308,29 +318,20 @@ def _rows(pages: _Pages) -> list[list[list[Line]]]:
     return regions
 
 
-def _find_tables(data: bytes, pages: _Pages, aligned: list[list[list[Line]]]) -> int:
+def _find_tables(pages: _Pages, aligned: list[list[list[Line]]]) -> int:
     """Find tables on the pages that show one; returns how many were placed."""
-    plumber: Any = None
     found = 0
     for k, lines in enumerate(pages.lines):
-        regions = aligned[k]
-        ruled = pages.ruled[k]
-        if not (ruled or regions) or k + 1 in pages.scans:
+        regions, edges = aligned[k], pages.rules[k]
+        if not (edges or regions) or k + 1 in pages.scans:
             continue
         try:
-            if plumber is None and ruled:  # pdfplumber reads a page again: only for rules
-                import pdfplumber
-
-                plumber = pdfplumber.open(io.BytesIO(data))
-            page = plumber.pages[k] if ruled else None
-            place(lines, tables_on(page, ruled, regions, lines))
-        except Exception as exc:  # pdfminer's own errors, or ours: the page without tables
+            place(lines, tables_on(edges, regions, lines))
+        except Exception as exc:  # the page without tables
             for line in lines:
                 if line.role in ("table", "covered"):
                     line.role, line.table = "text", None
             pages.fall_back(k + 1, "tables", exc, plain=False)
             continue
         found += sum(1 for ln in lines if ln.role == "table")
-    if plumber is not None:
-        plumber.close()
     return found

@@ -24,15 +24,15 @@ below.
 
 from __future__ import annotations
 
-import ctypes
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
+from fissure.parse.pdf_rules import Edge, grids
 
 # After a sentence, a justified line's space may be as wide as a narrow channel.
 _SENTENCE = re.compile(r"[.!?:;,]$")
@@ -46,27 +46,13 @@ _MAX_HEADER_ROWS = 3
 _FAR = 1e6  # the margins' outer edge, for white space before a line's first word
 _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
 
-__all__ = ["Graphics", "Table", "aligned_runs", "graphics", "place", "tables_on"]
+__all__ = ["Table", "aligned_runs", "place", "tables_on"]
 
-_RULES = 3  # edges each way (crossing) before a page may hold a ruled table
-_MAX_EDGES = 2000
 _SNAP = 3.0  # points: edges this close meet (pdfplumber's own snap tolerance)
-_THIN = 2.0  # points: a path thinner than this in one direction is a rule
-_LONG = 8.0
-_MAX_OBJECTS = 20000  # a page with more objects is not searched for rules
 _ALIGN = 2.0  # points: word starts this close are one column edge
 _MIN_ROWS = 3
 _CHANNEL = 0.6  # of the font size: a gap this wide is wider than any space, even justified
 _LONG_CELL = 30  # characters
-
-
-@dataclass(frozen=True, slots=True)
-class Graphics:
-    """What a page draws besides text: whether its rules could make a table, and how much
-    of it is image."""
-
-    ruled: bool
-    image_share: float
 
 
 @dataclass(slots=True)
@@ -80,81 +66,6 @@ class Table:
     rows: list[list[str]]
     header: int = 1
     title: str | None = None
-
-
-def graphics(page: Any) -> Graphics:
-    """Look at a page's paths and images (one level into forms): ``ruled`` when its rules
-    and box edges make a grid of two by two cells at least, that is three horizontal
-    edges each crossed by three vertical ones (a box around a listing has two of each)."""
-    import pypdfium2.raw as pdfium_c
-
-    left, bottom, right, top = page.get_mediabox()
-    area = max((right - left) * (top - bottom), 1.0)
-    across: list[tuple[float, float, float]] = []  # x0, x1, y
-    down: list[tuple[float, float, float]] = []  # y0, y1, x
-    image = 0.0
-    box = [ctypes.c_float() for _ in range(4)]
-    refs = [ctypes.byref(b) for b in box]
-    count = pdfium_c.FPDFPage_CountObjects(page.raw)
-    todo = [pdfium_c.FPDFPage_GetObject(page.raw, k) for k in _indexes(count)]
-    seen = 0
-    while todo and seen < _MAX_OBJECTS:
-        obj = todo.pop()
-        seen += 1
-        kind = pdfium_c.FPDFPageObj_GetType(obj)
-        if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
-            n = pdfium_c.FPDFFormObj_CountObjects(obj)
-            todo.extend(pdfium_c.FPDFFormObj_GetObject(obj, k) for k in _indexes(n))
-            continue
-        if kind not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
-            continue
-        if not pdfium_c.FPDFPageObj_GetBounds(obj, *refs):
-            continue
-        x0, y0, x1, y1 = (b.value for b in box)
-        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-            image += max(x1 - x0, 0.0) * max(y1 - y0, 0.0)
-        else:
-            _edges(x0, y0, x1, y1, across, down)
-    return Graphics(_grid(across, down), min(image / area, 1.0))
-
-
-def _edges(
-    x0: float, y0: float, x1: float, y1: float,
-    across: list[tuple[float, float, float]], down: list[tuple[float, float, float]],
-) -> None:  # fmt: skip
-    """A path's rule (thin) or the four edges of its box."""
-    w, h = x1 - x0, y1 - y0
-    if len(across) + len(down) > _MAX_EDGES:
-        return
-    if h < _THIN and w > _LONG:
-        across.append((x0, x1, (y0 + y1) / 2))
-    elif w < _THIN and h > _LONG:
-        down.append((y0, y1, (x0 + x1) / 2))
-    elif w > _LONG and h > _LONG:
-        across += [(x0, x1, y0), (x0, x1, y1)]
-        down += [(y0, y1, x0), (y0, y1, x1)]
-
-
-def _grid(across: list[tuple[float, float, float]], down: list[tuple[float, float, float]]) -> bool:
-    """Whether three horizontal edges are each crossed by three vertical ones."""
-    if len(across) < _RULES or len(down) < _RULES:
-        return False
-    crossed = 0
-    for x0, x1, y in across:
-        xs = {
-            round(x)
-            for y0, y1, x in down
-            if x0 - _SNAP <= x <= x1 + _SNAP and y0 - _SNAP <= y <= y1 + _SNAP
-        }
-        if len(xs) >= _RULES:
-            crossed += 1
-            if crossed >= _RULES:
-                return True
-    return False
-
-
-def _indexes(n: int) -> range:
-    return range(min(max(n, 0), _MAX_OBJECTS))
 
 
 def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
@@ -294,21 +205,17 @@ def _tabular(lines: list[Line], channels: list[tuple[float, float]]) -> bool:
     return sum(1 for m in medians if m >= _LONG_CELL) < 2
 
 
-def tables_on(
-    plumber_page: Any, ruled: bool, regions: list[list[Line]], lines: Sequence[Line] = ()
-) -> list[Table]:
-    """Tables on a page: where ``ruled``, the grids pdfplumber finds by the page's rules
-    (``plumber_page`` is read only then); in each region of aligned lines, the table those
-    lines make, one row a line, cut into cells at the white channels that run down them.
-    A cell's text is the page's words (``lines``, read by pdfium, as the prose around the
-    table is) whose middle lies in the cell's box; pdfplumber's own text (letter-spaced
-    digits, ``(cid:N)`` glyphs) only without them."""
+def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line]) -> list[Table]:
+    """Tables on a page: the grids its rules make (``edges``, from
+    :func:`~fissure.parse.pdf_rules.rules` on a page whose rules make a grid); in each
+    region of aligned lines, the table those lines make, one row a line, cut into cells at
+    the white channels that run down them. A cell's text is the page's words (``lines``,
+    read by pdfium, as the prose around the table is) whose middle lies in the cell."""
     found: list[Table] = []
-    if ruled and plumber_page is not None:
-        for t in plumber_page.find_tables():
-            table = _table(t.bbox, _texts(t, lines))
-            if table is not None:
-                found.append(table)
+    for t in grids(edges) if edges else ():
+        table = _table(t.bbox, _texts(t, lines))
+        if table is not None:
+            found.append(table)
     for region in regions:
         top, bottom = min(ln.top for ln in region), max(ln.bottom for ln in region)
         if any(t.top <= top and bottom <= t.bottom for t in found):
@@ -365,7 +272,7 @@ def _texts(found: Any, lines: Sequence[Line]) -> list[list[str | None]]:
     words = [(w, k) for k, ln in _baselines(inside) for w in ln.words
              if x0 <= (w.x0 + w.x1) / 2 <= x1]  # fmt: skip
     if not words:
-        return cast(list[list[str | None]], found.extract())
+        return []
     rows: list[list[str | None]] = []
     for row in found.rows:
         cells = [None if box is None else _cell(box, words) for box in row.cells]

@@ -1,0 +1,238 @@
+"""What a PDF page draws besides text: rules that may make a table's grid, and images.
+
+:func:`graphics` looks at every path's and image's bounds, through pdfium, on every page:
+cheap enough to tell a page whose rules make a grid (three horizontal edges each crossed
+by three vertical ones) and how much of it is image (a scan). On a page whose rules make a
+grid, :func:`rules` reads the paths' segments (through pdfium again, with the matrices of
+the forms they sit in) as horizontal and vertical edges, and :func:`grids` finds the
+tables' cells from them with pdfplumber's own table algorithm (snap and join the edges,
+their crossings, the cells, the tables of touching cells), so that no page is read a
+second time by pdfminer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Graphics", "graphics", "grids", "rules"]
+
+_RULES = 3  # edges each way (crossing) before a page may hold a ruled table
+_MAX_EDGES = 2000
+_SNAP = 3.0  # points: edges this close meet (pdfplumber's own snap tolerance)
+_THIN = 2.0  # points: a path thinner than this in one direction is a rule
+_LONG = 8.0
+_MAX_OBJECTS = 20000  # a page with more objects is not searched for rules
+_MAX_SEGMENTS = 50000  # path segments read on one page, at most
+_MIN_EDGE = 3.0  # points: a shorter edge is no rule (pdfplumber's edge_min_length)
+_LEVEL = 1.0  # points: a segment this close to level (or plumb) is a rule
+_IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_SHAPE = 5  # segments: a boxed path with more may be a whole grid drawn as one path
+
+Matrix = tuple[float, float, float, float, float, float]
+Edge = dict[str, Any]  # pdfplumber's edge: x0, x1, top, bottom, width, height, orientation
+
+
+@dataclass(frozen=True, slots=True)
+class Graphics:
+    """What a page draws besides text: whether its rules could make a table, and how much
+    of it is image."""
+
+    ruled: bool
+    image_share: float
+
+
+def graphics(page: Any) -> Graphics:
+    """Look at a page's paths and images (into forms): ``ruled`` when its rules and box
+    edges make a grid of two by two cells at least, that is three horizontal edges each
+    crossed by three vertical ones (a box around a listing has two of each), or when one
+    path's segments do (a grid drawn as one path)."""
+    import pypdfium2.raw as pdfium_c
+
+    left, bottom, right, top = page.get_mediabox()
+    area = max((right - left) * (top - bottom), 1.0)
+    across: list[tuple[float, float, float]] = []  # x0, x1, y
+    down: list[tuple[float, float, float]] = []  # y0, y1, x
+    image = 0.0
+    box = [ctypes.c_float() for _ in range(4)]
+    refs = [ctypes.byref(b) for b in box]
+    count = pdfium_c.FPDFPage_CountObjects(page.raw)
+    todo = [pdfium_c.FPDFPage_GetObject(page.raw, k) for k in _indexes(count)]
+    seen = 0
+    drawn_grid = False
+    while todo and seen < _MAX_OBJECTS:
+        obj = todo.pop()
+        seen += 1
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+            n = pdfium_c.FPDFFormObj_CountObjects(obj)
+            todo.extend(pdfium_c.FPDFFormObj_GetObject(obj, k) for k in _indexes(n))
+            continue
+        if kind not in (pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_IMAGE):
+            continue
+        if not pdfium_c.FPDFPageObj_GetBounds(obj, *refs):
+            continue
+        x0, y0, x1, y1 = (b.value for b in box)
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            image += max(x1 - x0, 0.0) * max(y1 - y0, 0.0)
+            continue
+        _edges(x0, y0, x1, y1, across, down)
+        if x1 - x0 > _LONG and y1 - y0 > _LONG and not drawn_grid:
+            # A box drawn as one path may be a whole grid: its segments tell.
+            drawn_grid = pdfium_c.FPDFPath_CountSegments(obj) > _SHAPE and _grid_path(obj)
+    return Graphics(drawn_grid or _grid(across, down), min(image / area, 1.0))
+
+
+def _grid_path(obj: Any) -> bool:
+    """Whether one path's own segments make a grid."""
+    edges = [_edge(a[0], -a[1], b[0], -b[1]) for a, b in _segments(obj, _IDENTITY, [2000])]
+    across = [(e["x0"], e["x1"], -e["top"]) for e in edges if e and e["orientation"] == "h"]
+    down = [(-e["bottom"], -e["top"], e["x0"]) for e in edges if e and e["orientation"] == "v"]
+    return _grid(across, down)
+
+
+def _edges(
+    x0: float, y0: float, x1: float, y1: float,
+    across: list[tuple[float, float, float]], down: list[tuple[float, float, float]],
+) -> None:  # fmt: skip
+    """A path's rule (thin) or the four edges of its box."""
+    w, h = x1 - x0, y1 - y0
+    if len(across) + len(down) > _MAX_EDGES:
+        return
+    if h < _THIN and w > _LONG:
+        across.append((x0, x1, (y0 + y1) / 2))
+    elif w < _THIN and h > _LONG:
+        down.append((y0, y1, (x0 + x1) / 2))
+    elif w > _LONG and h > _LONG:
+        across += [(x0, x1, y0), (x0, x1, y1)]
+        down += [(y0, y1, x0), (y0, y1, x1)]
+
+
+def _grid(across: list[tuple[float, float, float]], down: list[tuple[float, float, float]]) -> bool:
+    """Whether three horizontal edges are each crossed by three vertical ones."""
+    if len(across) < _RULES or len(down) < _RULES:
+        return False
+    crossed = 0
+    for x0, x1, y in across:
+        xs = {
+            round(x)
+            for y0, y1, x in down
+            if x0 - _SNAP <= x <= x1 + _SNAP and y0 - _SNAP <= y <= y1 + _SNAP
+        }
+        if len(xs) >= _RULES:
+            crossed += 1
+            if crossed >= _RULES:
+                return True
+    return False
+
+
+def _indexes(n: int) -> range:
+    return range(min(max(n, 0), _MAX_OBJECTS))
+
+
+def rules(page: Any) -> list[Edge]:
+    """The page's straight, level or plumb path segments as pdfplumber edges (top-down
+    points from the media box's top-left corner, as the page's words are)."""
+    import pypdfium2.raw as pdfium_c
+
+    left, _, _, top = page.get_mediabox()
+    matrix = pdfium_c.FS_MATRIX()
+    count = pdfium_c.FPDFPage_CountObjects(page.raw)
+    todo = [(pdfium_c.FPDFPage_GetObject(page.raw, k), _IDENTITY) for k in _indexes(count)]
+    edges: list[Edge] = []
+    budget = [_MAX_SEGMENTS]
+    while todo and len(edges) < _MAX_EDGES and budget[0] > 0:
+        obj, outer = todo.pop()
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind not in (pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDF_PAGEOBJ_PATH):
+            continue
+        own = _IDENTITY
+        if pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):
+            m = matrix
+            own = (m.a, m.b, m.c, m.d, m.e, m.f)
+        placed = _compose(outer, own)
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+            n = pdfium_c.FPDFFormObj_CountObjects(obj)
+            todo.extend((pdfium_c.FPDFFormObj_GetObject(obj, k), placed) for k in _indexes(n))
+            continue
+        for a, b in _segments(obj, placed, budget):
+            edge = _edge(a[0] - left, top - a[1], b[0] - left, top - b[1])
+            if edge is not None:
+                edges.append(edge)
+    return edges
+
+
+def _segments(
+    obj: Any, matrix: Matrix, budget: list[int]
+) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """A path's straight segments, in page coordinates (curves are left out)."""
+    import pypdfium2.raw as pdfium_c
+
+    n = min(pdfium_c.FPDFPath_CountSegments(obj), budget[0])
+    budget[0] -= max(n, 0)
+    x, y = ctypes.c_float(), ctypes.c_float()
+    out = []
+    start = last = None
+    for k in range(max(n, 0)):
+        segment = pdfium_c.FPDFPath_GetPathSegment(obj, k)
+        if not segment or not pdfium_c.FPDFPathSegment_GetPoint(
+            segment, ctypes.byref(x), ctypes.byref(y)
+        ):
+            continue
+        point = _apply(matrix, x.value, y.value)
+        kind = pdfium_c.FPDFPathSegment_GetType(segment)
+        if kind == pdfium_c.FPDF_SEGMENT_LINETO and last is not None:
+            out.append((last, point))
+        elif kind == pdfium_c.FPDF_SEGMENT_MOVETO:
+            start = point
+        last = point
+        if pdfium_c.FPDFPathSegment_GetClose(segment) and start is not None:
+            out.append((point, start))
+            last = start
+    return out
+
+
+def _edge(x0: float, top0: float, x1: float, top1: float) -> Edge | None:
+    """A segment as a pdfplumber edge, when it is level or plumb and long enough."""
+    if abs(top0 - top1) <= _LEVEL and abs(x1 - x0) >= _MIN_EDGE:
+        y = (top0 + top1) / 2
+        a, b = sorted((x0, x1))
+        return {"x0": a, "x1": b, "top": y, "bottom": y, "doctop": y, "width": b - a,
+                "height": 0.0, "orientation": "h"}  # fmt: skip
+    if abs(x0 - x1) <= _LEVEL and abs(top1 - top0) >= _MIN_EDGE:
+        x = (x0 + x1) / 2
+        a, b = sorted((top0, top1))
+        return {"x0": x, "x1": x, "top": a, "bottom": b, "doctop": a, "width": 0.0,
+                "height": b - a, "orientation": "v"}  # fmt: skip
+    return None
+
+
+def _compose(outer: Matrix, inner: Matrix) -> Matrix:
+    """The matrix that applies ``inner``, then ``outer``."""
+    a, b, c, d, e, f = inner
+    A, B, C, D, E, F = outer
+    return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D,
+            e * A + f * C + E, e * B + f * D + F)  # fmt: skip
+
+
+def _apply(m: Matrix, x: float, y: float) -> tuple[float, float]:
+    return m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]
+
+
+def grids(edges: list[Edge]) -> list[Any]:
+    """The ruled tables the edges make, as pdfplumber tables (``.bbox``, ``.rows`` of cell
+    boxes; without a page, which only their ``extract`` would read), found by pdfplumber's
+    table algorithm with its default tolerances."""
+    from pdfplumber.table import (
+        Table,
+        cells_to_tables,
+        edges_to_intersections,
+        intersections_to_cells,
+        merge_edges,
+    )
+
+    merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
+    kept = [e for e in merged if max(e["x1"] - e["x0"], e["bottom"] - e["top"]) >= _MIN_EDGE]
+    cells = intersections_to_cells(edges_to_intersections(kept, _SNAP, _SNAP))
+    return [Table(None, group) for group in cells_to_tables(cells)]  # type: ignore[arg-type]
