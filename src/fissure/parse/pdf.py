@@ -34,7 +34,7 @@ from fissure.errors import InputError
 from fissure.parse import pdf_ocr
 from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_outline
 from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
-from fissure.parse.pdf_rules import Edge, graphics, rules
+from fissure.parse.pdf_rules import Edge, graphics, ruled, rules
 from fissure.parse.pdf_tables import aligned_runs, place, tables_on
 from fissure.parse.pdf_text import mark_furniture
 from fissure.parse.pdf_write import PAGE_SEPARATOR, PageFailed, PdfLevel, write
@@ -45,6 +45,7 @@ __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
 
 _HYPHEN_MARKS = str.maketrans({"\ufffe": "-", "\x02": "-", "\u00ad": "-"})
 _SCAN_SHARE = 0.3  # a page without text whose images cover this much of it is a scan
+_RULE_PATHS = 6  # path objects on a page before its rules are read segment by segment
 
 
 @dataclass
@@ -195,10 +196,11 @@ def _layout(
         return [], []
     if not lines and shown.image_share >= _SCAN_SHARE:
         return _scanned(page, number, pages), []
-    if not (tables and shown.ruled):
+    if not tables or not (shown.ruled or shown.paths >= _RULE_PATHS):
         return lines, []
-    try:
-        return lines, rules(page)
+    try:  # rules drawn in pieces (a path a cell side) make a grid only when joined
+        edges = rules(page)
+        return lines, edges if shown.ruled or ruled(edges) else []
     except Exception as exc:
         pages.fall_back(number, "rules", exc, plain=False)
         return lines, []

@@ -16,7 +16,7 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Graphics", "graphics", "grids", "rules"]
+__all__ = ["Graphics", "graphics", "grids", "ruled", "rules"]
 
 _RULES = 3  # edges each way (crossing) before a page may hold a ruled table
 _MAX_EDGES = 2000
@@ -41,6 +41,7 @@ class Graphics:
 
     ruled: bool
     image_share: float
+    paths: int = 0  # path objects drawn (rules among them, perhaps in small pieces)
 
 
 def graphics(page: Any) -> Graphics:
@@ -59,7 +60,7 @@ def graphics(page: Any) -> Graphics:
     refs = [ctypes.byref(b) for b in box]
     count = pdfium_c.FPDFPage_CountObjects(page.raw)
     todo = [pdfium_c.FPDFPage_GetObject(page.raw, k) for k in _indexes(count)]
-    seen = 0
+    seen = paths = 0
     drawn_grid = False
     while todo and seen < _MAX_OBJECTS:
         obj = todo.pop()
@@ -77,11 +78,12 @@ def graphics(page: Any) -> Graphics:
         if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
             image += max(x1 - x0, 0.0) * max(y1 - y0, 0.0)
             continue
+        paths += 1
         _edges(x0, y0, x1, y1, across, down)
         if x1 - x0 > _LONG and y1 - y0 > _LONG and not drawn_grid:
             # A box drawn as one path may be a whole grid: its segments tell.
             drawn_grid = pdfium_c.FPDFPath_CountSegments(obj) > _SHAPE and _grid_path(obj)
-    return Graphics(drawn_grid or _grid(across, down), min(image / area, 1.0))
+    return Graphics(drawn_grid or _grid(across, down), min(image / area, 1.0), paths)
 
 
 def _grid_path(obj: Any) -> bool:
@@ -129,6 +131,17 @@ def _grid(across: list[tuple[float, float, float]], down: list[tuple[float, floa
 
 def _indexes(n: int) -> range:
     return range(min(max(n, 0), _MAX_OBJECTS))
+
+
+def ruled(edges: list[Edge]) -> bool:
+    """Whether edges (from :func:`rules`) make a grid: three horizontal ones each crossed by
+    three vertical ones, after pdfplumber's snapping and joining."""
+    from pdfplumber.table import merge_edges
+
+    merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
+    across = [(e["x0"], e["x1"], -e["top"]) for e in merged if e["orientation"] == "h"]
+    down = [(-e["bottom"], -e["top"], e["x0"]) for e in merged if e["orientation"] == "v"]
+    return _grid(across, down)
 
 
 def rules(page: Any) -> list[Edge]:

@@ -214,7 +214,7 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
     found: list[Table] = []
     for t in grids(edges) if edges else ():
         table = _table(t.bbox, _texts(t, lines))
-        if table is not None:
+        if table is not None and not _partial(table, lines):
             found.append(table)
     for region in regions:
         top, bottom = min(ln.top for ln in region), max(ln.bottom for ln in region)
@@ -224,6 +224,12 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
         if table is not None and not _list_like(table) and not _contents(table):
             found.append(_without_leaders(table))
     return found
+
+
+def _partial(table: Table, lines: Sequence[Line]) -> bool:
+    """Whether a grid holds only part of its rows (rules around the figures, not around
+    the labels): then the rows, aligned, make the table instead."""
+    return any(_sticks_out(ln, table) for ln in lines if ln.role == "text" and _across(ln, table))
 
 
 def _aligned(lines: list[Line]) -> Table | None:
