@@ -79,19 +79,21 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
     are long (and are read as columns instead); monospaced lines are code."""
     runs: list[tuple[int, int]] = []
     frees = [_free(line) for line in lines]  # once a line: a failed run starts again
-    shapes: dict[int, bool] = {}
+    shapes: dict[int, bool | None] = {}
 
-    def row_like(k: int) -> bool:
+    def row_like(k: int) -> bool | None:
+        """Whether line ``k`` has short pieces; ``None`` for a line in one piece (the
+        first line of a wrapped label says nothing about the run it sits in)."""
         if k not in shapes:
-            shapes[k] = _row_like(lines[k])
+            shapes[k] = _row_like(lines[k]) if _inner(frees[k]) else None
         return shapes[k]
 
     i = 0
     while i < len(lines):
-        j, free = i, frees[i]
+        j, free, shape = i, frees[i], row_like(i)
         while _inner(free) and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
             nxt = _overlap(free, frees[j + 1], lines[i].size)
-            if not _inner(nxt) or row_like(j + 1) != row_like(i):
+            if not _inner(nxt) or _shape(lines[j + 1], row_like(j + 1), free) not in (None, shape):
                 break  # a table's rows end where two columns of prose go on, and so on
             free, j = nxt, j + 1
         first, last = _trimmed(lines, i, j, _inner(free))
@@ -157,6 +159,16 @@ def _inked(line: Line) -> list[tuple[float, float, str]]:
             share = m.start() / len(w.text)
             out.append((w.x0, w.x0 + share * (w.x1 - w.x0), w.text[: m.start()]))
     return out or [(w.x0, w.x1, w.text) for w in line.words]
+
+
+def _shape(line: Line, shape: bool | None, free: list[tuple[float, float]]) -> bool | None:
+    """A line's shape inside a run: a line in one piece says nothing (``None``) only where
+    it sits in the first column, as the first line of a wrapped label does; elsewhere (a
+    title across the page) it is judged as any line."""
+    inner = _inner(free)
+    if shape is None and not (inner and line.x1 <= min(a for a, _ in inner) + 1):
+        return _row_like(line)
+    return shape
 
 
 def _row_like(line: Line) -> bool:
