@@ -115,9 +115,13 @@ def test_a_title_row_padded_with_empty_cells_is_the_title_not_a_row() -> None:
 
 def test_a_first_row_of_figures_is_no_header() -> None:
     rows = [["North", "120", "4"], ["South", "80", "3"], ["East", "45", "2"], ["West", "51", "6"]]
+    rows = rows * 10  # long enough to be cut
     doc = pdf.parse(single(rows, [LEFT, 200, 330]), source="headless.pdf")
     (table,) = tables(doc)
     assert table.children and not any(r.metadata.get("header") for r in table.children)
+    chunks = Chunker(max_tokens=24, tokenizer="words").chunk_document(doc)
+    inside = [c for c in chunks if table.start < c.start < table.end]
+    assert inside and not any(c.context and "North" in c.context for c in inside)
 
 
 def test_a_header_over_two_rows_is_joined_into_one() -> None:

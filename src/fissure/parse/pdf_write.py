@@ -152,7 +152,8 @@ class _Writer:
                 self.row(row, header=False)
             return
         self.end_table()
-        self.out.open("table", level=PdfLevel.BLOCK, title=table.title, metadata=self.meta)
+        meta = self.meta if table.header else {**self.meta, "header_rows": 0}
+        self.out.open("table", level=PdfLevel.BLOCK, title=table.title, metadata=meta)
         if table.title:
             self.out.leaf("caption", table.title, level=PdfLevel.BLOCK, metadata=self.meta)
         self.table = table

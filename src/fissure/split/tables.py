@@ -3,10 +3,12 @@
 Parsers of every format with tables (Markdown, HTML, DOCX, CSV, PDF) emit a ``table``
 block whose children are ``row`` blocks (CSV: a ``header`` block, then rows); a header row
 says so in ``metadata["header"]``, and where no row does, the first row is taken as the
-header. A table that does not fit is packed row by row like any block; a chunk that
-starts after the header then gets the header line in its ``context`` (after the
-breadcrumb, which holds the table's title or caption), counted inside the budget and
-embedded with the chunk, so that ``| Q3 | 4.2 | 3.9 |`` still says what its columns are.
+header — unless the table block says ``metadata["header_rows"] == 0`` (a PDF table whose
+first row already holds figures). A table that does not fit is packed row by row like
+any block; a chunk that starts after the header then gets the header line in its
+``context`` (after the breadcrumb, which holds the table's title or caption), counted
+inside the budget and embedded with the chunk, so that ``| Q3 | 4.2 | 3.9 |`` still says
+what its columns are.
 Where to cut stays the parser's business; this module only says what a table chunk must
 leave room for.
 """
@@ -79,8 +81,8 @@ class TableHeads:
     def _head(self, table: Block) -> tuple[int, str] | None:
         """Where the table's body starts, and its header line(s) joined by `` / ``."""
         rows = [c for c in table.children if c.kind in _ROWS]
-        if len(rows) < 2:
-            return None
+        if len(rows) < 2 or table.metadata.get("header_rows") == 0:
+            return None  # the parser knows the table has no header (its first row is data)
         marked = [r for r in rows if r.kind == "header" or r.metadata.get("header")]
         head = marked if marked and len(marked) < len(rows) else rows[:1]
         lines = []
