@@ -382,7 +382,11 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
     for row, spanned in zip(rows, spans, strict=True):
         split += [(r, spanned) for r in _sub_rows(row)]
     kept = [(r, s) for r, s in split if any(r)]
-    if len(kept) < 2 or max(len(r) for r, _ in kept) < 2:
+    width = max((len(r) for r, _ in kept), default=0)
+    used = [k for k in range(width) if any(k < len(r) and r[k] for r, _ in kept)]
+    if len(used) < width:  # rules drawn double (a thin box) make empty columns between them
+        kept = [([r[k] if k < len(r) else "" for k in used], s) for r, s in kept]
+    if len(kept) < 2 or len(used) < 2:
         return None
     title = None
     if len(kept) > 3 and len(kept[0][0]) >= 3 and sum(1 for c in kept[0][0] if c) == 1:
