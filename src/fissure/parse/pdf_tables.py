@@ -42,7 +42,7 @@ _NIL = re.compile(r"(?:\.{1,3}|…|-|–|—|x|n/?a|\*)", re.IGNORECASE)  # a ce
 _PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlcdm]{1,6}", re.IGNORECASE)
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
 _NUMBER = re.compile(r"[-+−(]?[$€£¥]?\s?\d[\d,.\s]*%?\)?")
-_MAX_HEADER_ROWS = 3
+_MAX_HEADER_ROWS = 6  # printed lines a header may take
 _FAR = 1e6  # the margins' outer edge, for white space before a line's first word
 _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
 
@@ -401,13 +401,13 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
 
 
 def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:
-    """The rows, with the header rows joined into one, and how many header rows lead.
+    """The rows, and how many header rows lead them (kept as printed: a chunk's context
+    joins them column by column, see :mod:`fissure.split.tables`).
 
     In a table of figures the header is the rows above the first row of figures that
     name the value columns — none when the first row holds figures already, and a row
-    with its label alone ("Assets") is the body's — joined column by column (a spanning
-    cell's text over each column it spans); a table without figures has its first row
-    (two when the first has merged cells) as its header."""
+    with its label alone ("Assets") is the body's; a table without figures has its first
+    row (two when the first has merged cells) as its header."""
     rows = [r for r, _ in kept]
     figures = [_figures(r) for r in rows]
     if not any(figures):
@@ -415,17 +415,7 @@ def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:
     lead = 0
     while not figures[lead] and any(rows[lead][1:]):
         lead += 1
-    if lead <= 1 or lead > _MAX_HEADER_ROWS:
-        return rows, min(lead, 1)
-    width = max(len(r) for r in rows[:lead])
-    joined = [""] * width
-    for row, spanned in kept[:lead]:
-        carried = ""
-        for k in range(width):
-            cell = row[k] if k < len(row) else ""
-            carried = cell or (carried if spanned and k else "")
-            joined[k] = f"{joined[k]} {carried}".strip()
-    return [joined, *rows[lead:]], 1
+    return rows, lead if lead <= _MAX_HEADER_ROWS else 1
 
 
 def _figures(row: list[str]) -> bool:
