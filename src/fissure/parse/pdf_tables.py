@@ -66,6 +66,7 @@ class Table:
     rows: list[list[str]]
     header: int = 1
     title: str | None = None
+    stacked: bool = False  # header rows stacked over the figures: one header, joined
 
 
 def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
@@ -98,11 +99,32 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
             free, j = nxt, j + 1
         first, last = _trimmed(lines, i, j, _inner(free))
         if last - first + 1 >= _MIN_ROWS and _tabular(lines[first : last + 1], _inner(free)):
-            runs.append((first, last))
+            floor = runs[-1][1] + 1 if runs else 0
+            runs.append((_header_lines(lines, first, floor), last))
             i = last + 1
         else:
             i += 1
     return runs
+
+
+def _header_lines(lines: list[Line], first: int, floor: int) -> int:
+    """Where a run's table starts once the header lines just above it are taken in: up
+    to :data:`_MAX_HEADER_ROWS` lines of short pieces, close above it and within its
+    width, that a spanning or wrapped header cell kept out of the run (they cross its
+    channels); not a caption."""
+    run = lines[first:]
+    x0, x1 = min(ln.x0 for ln in run[:3]), max(ln.x1 for ln in run[:3])
+    k = first
+    while k > floor and first - k < _MAX_HEADER_ROWS:
+        line, below = lines[k - 1], lines[k]
+        close = 0 <= below.top - line.bottom <= 1.2 * max(line.size, below.size)
+        inside = line.x0 >= x0 - 2 and line.x1 <= x1 + 2
+        if not (close and inside and line.role == "text" and not line.mono):
+            break
+        if caption_title(line.text) is not None or not _row_like(line):
+            break
+        k -= 1
+    return k
 
 
 def _trimmed(
@@ -229,9 +251,8 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
         if table is not None and not _partial(table, lines):
             found.append(table)
     for region in regions:
-        top, bottom = min(ln.top for ln in region), max(ln.bottom for ln in region)
-        if any(t.top <= top and bottom <= t.bottom for t in found):
-            continue
+        if any(_across(ln, t) for t in found for ln in region):
+            continue  # rows of a ruled table already found
         table = _aligned(region)
         if table is not None and not _list_like(table) and not _contents(table):
             found.append(_without_leaders(table))
@@ -397,7 +418,8 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
         return None
     rows, header = _header(kept)
     x0, top, x1, bottom = bbox
-    return Table(x0, top, x1, bottom, rows, header, title)
+    stacked = header > 1 and any(_figures(r) for r in rows)
+    return Table(x0, top, x1, bottom, rows, header, title, stacked)
 
 
 def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:

@@ -153,6 +153,8 @@ class _Writer:
             return
         self.end_table()
         meta = self.meta if table.header else {**self.meta, "header_rows": 0}
+        if table.stacked:  # a header printed over several rows: one header, joined
+            meta = {**meta, "header_rows": table.header, "header_stacked": True}
         self.out.open("table", level=PdfLevel.BLOCK, title=table.title, metadata=meta)
         if table.title:
             self.out.leaf("caption", table.title, level=PdfLevel.BLOCK, metadata=self.meta)

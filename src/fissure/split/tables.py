@@ -79,7 +79,8 @@ class TableHeads:
         return head[1]
 
     def _head(self, table: Block) -> tuple[int, str] | None:
-        """Where the table's body starts, and its header line(s) joined (:func:`_joined`)."""
+        """Where the table's body starts, and its header line(s) joined by `` / `` (or
+        column by column, :func:`_joined`, where the parser says they are stacked)."""
         rows = [c for c in table.children if c.kind in _ROWS]
         if len(rows) < 2 or table.metadata.get("header_rows") == 0:
             return None  # the parser knows the table has no header (its first row is data)
@@ -93,13 +94,15 @@ class TableHeads:
                 lines.append(first)
         if not lines:
             return None
-        return head[-1].end, _joined(lines)
+        joined = _joined(lines) if table.metadata.get("header_stacked") else " / ".join(lines)
+        return head[-1].end, joined
 
 
 def _joined(lines: list[str]) -> str:
-    """Header rows as one line: column by column where every row has as many ``|``
-    cells (a header printed over two rows: ``| 2023 | 2024`` over ``Region | $m | $m``
-    is ``Region | 2023 $m | 2024 $m``), else the rows apart by `` / ``."""
+    """Header rows stacked over one another (a PDF table says ``header_stacked``) as one
+    line: column by column where every row has as many ``|`` cells (``| 2023 | 2024``
+    over ``Region | $m | $m`` is ``Region | 2023 $m | 2024 $m``), else the rows apart by
+    `` / ``."""
     rows = [[cell.strip() for cell in line.split("|")] for line in lines]
     if len(rows) < 2 or len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
         return " / ".join(lines)
