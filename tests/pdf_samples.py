@@ -156,6 +156,26 @@ def columns_page(*, interleaved: bool) -> bytes:
     return pdf.to_bytes()
 
 
+def columns_around_table(rows: list[list[str]], xs: list[float], *, ruled: bool) -> bytes:
+    """Two columns of text, then a table across the page whose cells leave the gutter
+    white (its rows' text does not cross it), then two columns again: the table sits in
+    the band that the column reader splits at the gutter."""
+    pdf = Pdf()
+    page = pdf.page()
+    y = 700.0
+    for a, b in zip(LEFT_COLUMN * 2, RIGHT_COLUMN * 2, strict=True):
+        page.text(LEFT, y, a, size=BODY)
+        page.text(320, y, b, size=BODY)
+        y -= 14
+    (ruled_table if ruled else unruled_table)(page, y - 20, rows, xs)
+    y -= 120
+    for a, b in zip(LEFT_COLUMN, RIGHT_COLUMN, strict=True):
+        page.text(LEFT, y, a, size=BODY)
+        page.text(320, y, b, size=BODY)
+        y -= 14
+    return pdf.to_bytes()
+
+
 def long_table(
     rows: int, *, ruled: bool, pages: int = 1, continued: bool = False
 ) -> tuple[bytes, list[list[str]]]:

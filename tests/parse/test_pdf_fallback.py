@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, handbook, ruled_table
-from tests.pdfgen import Pdf
+from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, columns_around_table, handbook
 from tree_checks import walk
 
 from fissure import Chunker
@@ -27,23 +26,7 @@ STRADDLING_ROWS = [
 
 
 def straddling_table() -> bytes:
-    """Two columns of text, then a ruled table whose cells leave the gutter white (its
-    rows' text does not cross it), then two columns again: the table sits in the band
-    that the column reader splits at the gutter."""
-    doc = Pdf()
-    page = doc.page()
-    y = 700.0
-    for a, b in zip(LEFT_COLUMN * 2, RIGHT_COLUMN * 2, strict=True):
-        page.text(LEFT, y, a, size=11)
-        page.text(320, y, b, size=11)
-        y -= 14
-    ruled_table(page, y - 20, STRADDLING_ROWS, [LEFT, LEFT + 150, 340, 460, 540])
-    y -= 120
-    for a, b in zip(LEFT_COLUMN, RIGHT_COLUMN, strict=True):
-        page.text(LEFT, y, a, size=11)
-        page.text(320, y, b, size=11)
-        y -= 14
-    return doc.to_bytes()
+    return columns_around_table(STRADDLING_ROWS, [LEFT, LEFT + 150, 340, 460, 540], ruled=True)
 
 
 def letters(text: str) -> str:

@@ -9,7 +9,7 @@ Each PDF is built here (``tests/pdfgen.py``) with the one structure under test.
 from __future__ import annotations
 
 import pytest
-from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, ruled_table, unruled_table
+from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, columns_around_table, ruled_table
 from tests.pdfgen import Page, Pdf
 from tree_checks import walk
 
@@ -156,15 +156,7 @@ def test_a_table_that_is_not_found_keeps_each_label_with_its_values() -> None:
     read as a table, or without the table finder, each row is one line, label first."""
     rows = [["Region", "Staff", "Offices", "Sites"], ["North", "120", "4", "9"],
             ["South", "80", "3", "7"], ["East", "45", "2", "5"]]  # fmt: skip
-    doc = Pdf()
-    page = doc.page()
-    y = 700.0
-    for a, b in zip(LEFT_COLUMN * 2, RIGHT_COLUMN * 2, strict=True):
-        page.text(LEFT, y, a, size=11)
-        page.text(320, y, b, size=11)
-        y -= 14
-    unruled_table(page, y - 20, rows, [LEFT, LEFT + 150, 340, 460])
-    data = doc.to_bytes()
+    data = columns_around_table(rows, [LEFT, LEFT + 150, 340, 460], ruled=False)
     for find in (True, False):
         parsed = pdf.parse(data, source="columns.pdf", tables=find)
         lines = parsed.text.split("\n")
