@@ -21,6 +21,7 @@ import pytest
 
 from fissure import Chunk, Chunker, Document
 from fissure.parse import parse
+from fissure.split.breaks import paged_cuts
 from fissure.split.pack import ATOMIC
 from tests.chunk_checks import assert_chunk_invariants
 from tests.conftest import get_sizer
@@ -388,8 +389,9 @@ def parser_units(document: Document) -> list[Unit]:
 
 @pytest.mark.parametrize(("tokenizer", "budget"), CORPUS_BUDGETS)
 def test_corpus_never_cuts_a_block_that_fits(tokenizer: str, budget: int):
-    """Any parser block that fits the budget is kept whole; an atomic one (code, row,
-    function …) is cut only with ``oversize`` marked. Python is also checked with ``ast``."""
+    """Any parser block that fits the budget is kept whole, unless it holds a hard cut (a
+    PDF section's page break or subsection); an atomic one (code, row, function …) is cut
+    only with ``oversize`` marked. Python is also checked with ``ast``."""
     chunker = chunker_for(tokenizer, budget)
     count = chunker.sizer._fn
     for path in FILES:
@@ -397,9 +399,13 @@ def test_corpus_never_cuts_a_block_that_fits(tokenizer: str, budget: int):
         chunks = chunker.chunk_document(document)
         assert_chunk_invariants(document, chunker, chunks)
         text = document.text
+        hard = paged_cuts(document.blocks)
         for c, unit in cuts_through(chunks, parser_units(document)):
             if not text[c.end : unit.end].strip():
                 continue  # only trailing whitespace of the block is left out
+            after = len(text) - len(text[c.end :].lstrip())  # where the next chunk starts
+            if hard is not None and hard.at(after):
+                continue  # cut where a page turns or a section starts
             size = count(text[unit.start : unit.end].strip())
             assert size > budget, f"{path.name}: [{c.start}:{c.end}] cuts {unit} ({size})"
             if unit.kind in ATOMIC:

@@ -16,6 +16,7 @@ from fissure import limits as bounds
 from fissure._compiled import twin
 from fissure.config import ChunkSettings
 from fissure.embed.protocol import Embedder
+from fissure.embed.window import heading_line
 from fissure.errors import ConfigError, InputError
 from fissure.limits import Limits
 from fissure.size import Ruler, Sizer, as_sizer
@@ -144,29 +145,33 @@ class Chunker:
             yield
 
     def _reserve(self, place: _Placer | None) -> Callable[[int], int] | None:
-        """Tokens that a chunk starting at a position must leave for its context: the
-        context line with ``prepend_context``, and always, for a chunk that continues a
-        table, the context with the table's header row. ``None`` when neither applies.
-        ``place`` is the document's :meth:`_placer`."""
+        """Tokens that a chunk starting at a position must leave for what is embedded in
+        front of it: the context line with ``prepend_context``, the headings line with
+        ``embed_headings``, and always, for a chunk that continues a table, the context
+        with the table's header row. ``None`` when none applies. ``place`` is the
+        document's :meth:`_placer`."""
         prepend = self.settings.prepend_context
-        if not prepend and (place is None or place.tables is None):
+        headed = self.settings.embed_headings and place is not None and bool(place.blocks)
+        if not (prepend or headed) and (place is None or place.tables is None):
             return None
         assert place is not None  # prepend_context on a document without blocks
         count = self.sizer.count
-        # Without prepend_context only a position inside a table can owe a context (its
-        # header row): elsewhere the answer is 0 without looking the position up.
-        tables = [] if prepend else table_spans(place.blocks)
+        # Without a line for every chunk only a position inside a table can owe a context
+        # (its header row): elsewhere the answer is 0 without looking the position up.
+        every = prepend or headed
+        tables = [] if every else table_spans(place.blocks)
         firsts = [start for start, _ in tables]
 
         def reserve(position: int) -> int:
-            if not prepend:
+            if not every:
                 k = bisect_right(firsts, position) - 1
                 if k < 0 or position >= tables[k][1]:
                     return 0
-            *_, context, pinned = place(position, position + 1, {})
+            headings, *_, context, pinned = place(position, position + 1, {})
             if context and pinned:
                 context = self._table_context(context)
-            return count(context + "\n") if context and (prepend or pinned) else 0
+            extra = count(context + "\n") if context and (prepend or pinned) else 0
+            return extra + (count(heading_line(headings)) if headed and headings else 0)
 
         return reserve
 
@@ -262,19 +267,45 @@ class Chunker:
             if context and pinned:
                 context = self._table_context(context)
             size = piece.size if piece.start == s and piece.end == e else ruler.count(s, e)
-            if context and (pinned or self.settings.prepend_context):
-                extra = self.sizer.count(context + "\n")
-                budget = self.settings.budget
-                if size + extra <= budget:
-                    meta["context_tokens"] = extra
-                elif 2 * extra > budget - self.settings.overlap_tokens:
-                    meta["context_dropped"] = "context over half the budget"
-                else:
-                    meta["context_dropped"] = "no room beside a unit that fills the budget"
+            self._count_lines(meta, size, headings, context, pinned)
             values = (text[s:e], s, e, doc_id, i, size, lines[i], strategy, source, headings,
                       entity, page, cell, context, meta)  # fmt: skip
             chunks.append(Chunk(*values) if _make is None else _make(Chunk, CHUNK_FIELDS, values))
         return chunks
+
+    def _count_lines(
+        self,
+        meta: dict[str, Any],
+        size: int,
+        headings: tuple[str, ...],
+        context: str | None,
+        pinned: bool,
+    ) -> None:
+        """Say in ``meta`` which lines embedded in front of a chunk of ``size`` tokens were
+        counted in its budget: ``context_tokens`` (the context, with ``prepend_context`` or
+        a table's header row), ``headings_tokens`` (the headings line, with
+        ``embed_headings``); or, where one does not fit, ``context_dropped`` /
+        ``headings_dropped`` and why (that line is then not embedded)."""
+        budget, overlap = self.settings.budget, self.settings.overlap_tokens
+        if context and (pinned or self.settings.prepend_context):
+            extra = self.sizer.count(context + "\n")
+            if size + extra <= budget:
+                meta["context_tokens"] = extra
+                size += extra
+            else:
+                meta["context_dropped"] = _why_dropped("context", extra, budget - overlap)
+        if headings and self.settings.embed_headings:
+            extra = self.sizer.count(heading_line(headings))
+            if size + extra <= budget:
+                meta["headings_tokens"] = extra
+            else:
+                meta["headings_dropped"] = _why_dropped("headings line", extra, budget - overlap)
+
+
+def _why_dropped(line: str, extra: int, room: int) -> str:
+    if 2 * extra > room:
+        return f"{line} over half the budget"
+    return "no room beside a unit that fills the budget"
 
 
 def check_budget(settings: ChunkSettings, sizer: Sizer) -> None:

@@ -68,8 +68,10 @@ class ChunkSettings:
         embed_headings: ``fissure ingest``: embed each chunk (and its window and sentence
             pieces) after its headings breadcrumb line (``Section › Subsection``, no file
             name), which on Chroma's benchmark helped where ``prepend_context``'s
-            file-name-led line did not. What is stored does not change; the line is not
-            counted in ``max_tokens``. Not with ``prepend_context``.
+            file-name-led line did not. What is stored does not change; the line is counted
+            in ``max_tokens`` (``chunk.metadata["headings_tokens"]``), so chunk and line fit
+            the model together; where a unit that fills the budget leaves no room, the line
+            is left out (``metadata["headings_dropped"]``). Not with ``prepend_context``.
         sub_vector_tokens: Multi-vector retrieval (``fissure ingest``): also cut each
             document into sentence pieces of at most this many ``cl100k_base`` tokens
             (strategy ``sentence``), embed them and store them linked to the chunks they

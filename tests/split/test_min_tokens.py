@@ -1,6 +1,7 @@
 """One meaning of ``min_tokens`` for the greedy packer and the dynamic programme: a chunk
 under it remains only where joining it to either neighbour would not fit its budget (less
-the context reserved in front of the joined chunk)."""
+the context reserved in front of the joined chunk), or where the join would run across a
+hard cut (a PDF's page break or section start, for the strategies that read structure)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from fissure.chunker import load_document
 from fissure.embed.hashing import HashingEmbedder
 from fissure.size import Ruler
 from fissure.spans import trim
+from fissure.split.breaks import paged_cuts
 from fissure.types import Document
 from tests.conftest import get_sizer
 
@@ -39,6 +41,8 @@ def _joinable(chunker: Chunker, document: Document) -> list[str]:
     budget, least = chunker.settings.budget, chunker.settings.min_tokens
     ruler = Ruler(document.text, chunker.sizer)
     reserve = chunker._reserve(chunker._placer(document))
+    structural = chunker.settings.strategy in ("structural", "hybrid")
+    hard = paged_cuts(document.blocks) if structural else None
     found = []
     for i, c in enumerate(chunks):
         if c.n_tokens >= least:
@@ -47,6 +51,8 @@ def _joinable(chunker: Chunker, document: Document) -> list[str]:
             if 0 <= j < len(chunks):
                 lo, hi = min(c.start, chunks[j].start), max(c.end, chunks[j].end)
                 s, e = trim(document.text, lo, hi)
+                if hard is not None and hard.crosses(s, e):
+                    continue
                 extra = reserve(s) if reserve else 0
                 room = budget if extra > budget // 2 else budget - extra
                 if ruler.count(s, e) <= room:

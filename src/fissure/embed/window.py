@@ -134,6 +134,17 @@ def heading_line(headings: Sequence[str]) -> str:
     return " › ".join(headings) + "\n" if headings else ""
 
 
+def headed_text(chunk: Chunk) -> str:
+    """What ``embed_headings`` embeds for a chunk: its :func:`heading_line`, then
+    :meth:`~fissure.types.Chunk.embedding_text`. A chunker with ``embed_headings`` counts
+    that line in the chunk's budget (``metadata["headings_tokens"]``); where a unit that
+    fills the budget leaves no room for it (``metadata["headings_dropped"]``), the line is
+    left out, so what is embedded still fits."""
+    if "headings_dropped" in chunk.metadata:
+        return chunk.embedding_text()
+    return heading_line(chunk.headings) + chunk.embedding_text()
+
+
 def window_texts(
     text: str,
     chunks: Sequence[Chunk],

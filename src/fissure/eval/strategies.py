@@ -185,9 +185,9 @@ class FissureRun:
     def with_headings(self, text: str, spans: list[Span]) -> list[str]:
         """Each chunk's text with its headings breadcrumb line in front (``+hctx``), as
         ``fissure ingest --embed-headings`` embeds it."""
-        from fissure.embed.window import heading_line
+        from fissure.embed.window import headed_text
 
-        return [heading_line(c.headings) + c.embedding_text() for c in self._chunks_of(text)]
+        return [headed_text(c) for c in self._chunks_of(text)]
 
     def headed_windows(self, max_tokens: int, before: float) -> ViewFn:
         """``window`` for ``+hctx+win=N``: breadcrumb line, then a window that leaves room

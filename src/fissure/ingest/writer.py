@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from fissure.embed import Embedder
-from fissure.embed.window import blend, heading_line
+from fissure.embed.window import blend, headed_text
 from fissure.ingest.workers import Outcome
 from fissure.store.manifest import Entry, Failure, ManifestProtocol
 from fissure.store.protocol import Piece, Store
@@ -119,7 +119,7 @@ def _vectors(
     if windows and len(windows) != len(chunks):
         raise ValueError(f"{len(windows)} windows for {len(chunks)} chunks")
     if embed_headings:
-        own_texts = [heading_line(c.headings) + c.embedding_text() for c in chunks]
+        own_texts = [headed_text(c) for c in chunks]
     else:
         own_texts = [c.embedding_text() for c in chunks]
     texts = own_texts + windows + [p.embedding_text for p in pieces]

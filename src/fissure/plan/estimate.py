@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from fissure.config import ChunkSettings
 from fissure.embed import Embedder, load_embedder
-from fissure.embed.window import heading_line
+from fissure.embed.window import headed_text
 from fissure.errors import ConfigError
 from fissure.plan.measure import Measured, measure
 from fissure.plan.survey import Survey
@@ -209,5 +209,5 @@ def time_embedding(embedder: Embedder, counter: Sizer, texts: list[str], n: int)
 def _embedded(chunk: Chunk, embed_headings: bool) -> str:
     """The text ingest embeds for a chunk (see :class:`fissure.ingest.writer.Writer`)."""
     if embed_headings:
-        return heading_line(chunk.headings) + chunk.embedding_text()
+        return headed_text(chunk)
     return chunk.embedding_text()

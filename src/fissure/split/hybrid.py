@@ -4,7 +4,8 @@ Each boundary between two atoms scores what its rank is worth (:data:`WORTH`: a 
 beats a paragraph, a word is a poor place to cut), less the cost of one more chunk, plus
 half its semantic score (clipped to ±1): meaning tips the balance at a boundary, it does
 not overrule a heading. The cuts are then chosen by the dynamic programme of
-:mod:`fissure.split.semantic`.
+:mod:`fissure.split.semantic`. A hard cut (:mod:`fissure.split.breaks`: a page break, a
+section start in a paged document) scores :data:`HARD`, so it is always taken.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ WORTH: dict[int, float] = {
 }
 CHUNK_COST = 0.5
 SEMANTIC_WEIGHT = 0.5  # the semantic score (clipped to ±1) counts half
+HARD = 100.0  # beyond what any other choice of cuts can gain: always cut there
 
 
 def structure_score(rank: int) -> float:
@@ -59,6 +61,13 @@ def hybrid_pieces(
 ) -> tuple[list[Piece], Trace]:
     """Structural atoms of up to ``atom_tokens``, joined where meaning and structure say."""
     atom_budget = min(packer.max_tokens, settings.atom_tokens)
-    atomiser = Packer(packer.ruler, atom_budget, lv.PROSE, packer.leaf_levels)
+    hard = packer.hard
+    atomiser = Packer(packer.ruler, atom_budget, lv.PROSE, packer.leaf_levels, hard=hard)
     atoms = atomiser.run(structural_run(packer.text, blocks))
-    return meaning_pieces(settings, packer, atoms, embedder, blend)
+    if hard is None:
+        return meaning_pieces(settings, packer, atoms, embedder, blend)
+
+    def scored(atom: Piece, semantic: float) -> float:
+        return HARD if hard.at(atom.start) else blend(atom, semantic)
+
+    return meaning_pieces(settings, packer, atoms, embedder, scored)

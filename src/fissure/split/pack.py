@@ -4,7 +4,9 @@ A part that fits the budget is a unit. Adjacent units are packed into one chunk 
 chunk still fits; a part that does not fit is replaced by its children (Block children
 first, then the next finer text level), and a part with nothing finer left is cut at the
 last grapheme boundary that fits. Every size is exact (see :class:`~fissure.size.Ruler`),
-so no chunk exceeds ``max_tokens`` whatever the input.
+so no chunk exceeds ``max_tokens`` whatever the input. A chunk never runs across a hard
+cut (:mod:`fissure.split.breaks`: a page break, a section start in a paged document): a part
+that holds one is split like a part over budget, and packing stops in front of it.
 
 A :class:`Packer` is one frozen configuration (budget, text levels, reserve); a caller
 that needs another budget makes another with :func:`dataclasses.replace`. The state of one
@@ -21,6 +23,7 @@ from fissure.ranks import CHAR, GAP, Boundary, boundary
 from fissure.size import Ruler
 from fissure.size.ruler import Table
 from fissure.spans import trim
+from fissure.split.breaks import HardCuts
 from fissure.split.levels import Cuts, is_grapheme_break
 from fissure.split.windowed import WINDOW, WindowedTable
 from fissure.types import Block
@@ -98,6 +101,7 @@ class Packer:
             a chunk that starts at ``start`` (a table's header row, a breadcrumb), and such
             a chunk is packed to ``max_tokens - reserve(start)``. A unit that fits the
             budget only without its reserve stays whole, as a chunk of its own.
+        hard: Positions no chunk may run across (:class:`~fissure.split.breaks.HardCuts`).
     """
 
     ruler: Ruler
@@ -105,6 +109,7 @@ class Packer:
     levels: Sequence[Cuts] = ()
     leaf_levels: Mapping[str, Sequence[Cuts]] = field(default_factory=dict)
     reserve: Callable[[int], int] | None = None
+    hard: HardCuts | None = None
 
     @property
     def text(self) -> str:
@@ -127,6 +132,13 @@ class Packer:
         """Whether the trimmed span fits the budget (less the reserve at its start)."""
         s, e = trim(self.ruler.text, start, end)
         return self.ruler.count(s, e) <= self.room(s)
+
+    def crosses(self, start: int, end: int) -> bool:
+        """Whether the trimmed span runs across a hard cut."""
+        if self.hard is None:
+            return False
+        s, e = trim(self.ruler.text, start, end)
+        return self.hard.crosses(s, e)
 
     def room(self, start: int) -> int:
         """The budget of a chunk starting at ``start``: ``max_tokens`` less the reserve
@@ -214,13 +226,21 @@ class _Packing:
             table = self._measure(run)
             if table is None:
                 return
-        fits, full, n, pieces = table.fits, self.max_tokens, len(run.bounds) - 1, self.pieces
-        room = self.packer.room
+        fits, full, n = table.fits, self.max_tokens, len(run.bounds) - 1
+        room, hard = self.packer.room, self.packer.hard
         reserved = self.packer.reserve is not None
         carry: int | None = None  # a small group waiting to join the next part's first piece
         i = 0
         while i < n:
             budget = room(table.start(i)) if reserved else full
+            # Packing stops in front of the first hard cut after the part's start; a part
+            # that runs across it is split, as one over budget is.
+            stop = hard.next_after(table.start(i)) if hard is not None else None
+            if stop is not None and table.end(i) > stop:
+                self._split_part(run, i, carry)
+                carry = None
+                i += 1
+                continue
             if not fits(i, i, budget):
                 if budget < full and fits(i, i, full):
                     # Whole without its reserve, cut with it: whole it stays, on its own
@@ -236,22 +256,38 @@ class _Packing:
                 i += 1
                 continue
             j = max(i, table.sure(i, budget))
-            while j + 1 < n and fits(i, j + 1, budget):
-                j += 1
+            if stop is None:
+                while j + 1 < n and fits(i, j + 1, budget):
+                    j += 1
+            else:
+                while j > i and table.end(j) > stop:
+                    j -= 1
+                while j + 1 < n and table.end(j + 1) <= stop and fits(i, j + 1, budget):
+                    j += 1
             size = table.size(i, j)
-            if j + 1 < n and 0 < 2 * size < budget and not fits(j + 1, j + 1, budget):
+            if (
+                j + 1 < n
+                and 0 < 2 * size < budget
+                and (stop is None or table.end(j + 1) <= stop)
+                and not fits(j + 1, j + 1, budget)
+            ):
                 carry = i  # too small to stand alone before a part that must be split
                 i = j + 1
                 continue
-            s, e = table.start(i), table.end(j)
-            if s < e:
-                pieces.append(Piece(s, e, run.cut(i), size, self._damage()))
+            self._emit(table, run, i, j)
             i = j + 1
 
     def _emit(self, table: Table, run: Run, i: int, j: int) -> None:
         s, e = table.start(i), table.end(j)
         if s < e:
-            self.pieces.append(Piece(s, e, run.cut(i), table.size(i, j), self._damage()))
+            self._add(s, e, run.cut(i), table.size(i, j))
+
+    def _add(self, start: int, end: int, cut: Boundary, size: int) -> None:
+        """One piece; one that starts at a hard cut is named by it (``page``)."""
+        hard = self.packer.hard
+        if hard is not None:
+            cut = hard.cut(start, cut)
+        self.pieces.append(Piece(start, end, cut, size, self._damage()))
 
     def _measure(self, run: Run) -> Table | None:
         """The table to pack ``run`` by; ``None`` when ``run``, one part, was packed here."""
@@ -261,6 +297,7 @@ class _Packing:
             and run.blocks is None
             and self.ruler.counts_parts
             and bounds[1] - bounds[0] > 4 * self.max_tokens  # a shorter one likely fits
+            and not self.packer.crosses(bounds[0], bounds[1])
         ):
             # One part: measure it by the finer parts it is split into if it does not
             # fit, so that an oversized document is not counted twice.
@@ -279,10 +316,7 @@ class _Packing:
                 if not table.fits(0, last, room(table.start(0))):
                     self.pack(child, table)
                     return None
-                s, e = table.start(0), table.end(last)
-                if s < e:
-                    size = table.size(0, last)
-                    self.pieces.append(Piece(s, e, run.cut(0), size, self._damage()))
+                self._emit(table, child, 0, last)
                 return None
         return self._table(bounds)
 
@@ -321,8 +355,7 @@ class _Packing:
             else:
                 s, e = trim(self.text, run.bounds[carry], run.bounds[k])
                 if s < e:
-                    size = self.ruler.count(s, e)
-                    self.pieces.append(Piece(s, e, run.cut(carry), size, self._damage()))
+                    self._add(s, e, run.cut(carry), self.ruler.count(s, e))
         damaged = _atomic(run.blocks[k] if run.blocks else None)
         if damaged:
             self._inside.append(damaged)
@@ -336,13 +369,14 @@ class _Packing:
             self._inside.pop()
 
     def _cut_chars(self, start: int, end: int, cut: Boundary) -> None:
-        text, largest_fit = self.text, self.packer.largest_fit
+        text, largest_fit, hard = self.text, self.packer.largest_fit, self.packer.hard
         start, end = trim(text, start, end)
         while start < end:
-            stop = largest_fit(start, end)
+            limit = hard.next_after(start) if hard is not None else None
+            stop = largest_fit(start, end if limit is None or limit > end else limit)
             s, e = trim(text, start, stop)
             if s < e:
-                self.pieces.append(Piece(s, e, cut, self.ruler.count(s, e), self._damage()))
+                self._add(s, e, cut, self.ruler.count(s, e))
             cut = CHAR
             start, _ = trim(text, stop, end)
 

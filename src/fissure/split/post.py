@@ -16,7 +16,8 @@ def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Pi
     whenever the merged span still fits the budget (``packer.fits``: less the reserve).
 
     This is what ``min_tokens`` means for every strategy: a chunk under it remains only
-    where joining it to either neighbour would not fit. (``semantic`` and ``hybrid``'s
+    where joining it to either neighbour would not fit (or would run across a hard cut,
+    :meth:`Packer.crosses`). (``semantic`` and ``hybrid``'s
     dynamic programme already avoids such chunks; this pass holds the pieces that making
     room for a context re-split to the same rule.) The merged piece keeps the boundary
     (and the reason) in front of its first part.
@@ -28,13 +29,13 @@ def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Pi
     while i < len(pieces):
         p = pieces[i]
         if p.size < min_tokens:
-            if i + 1 < len(pieces) and packer.fits(p.start, pieces[i + 1].end):
+            if i + 1 < len(pieces) and _joins(packer, p.start, pieces[i + 1].end):
                 nxt = pieces[i + 1]
                 size = packer.size(p.start, nxt.end)
                 pieces[i + 1] = Piece(p.start, nxt.end, p.cut, size, None, p.reason)
                 i += 1
                 continue
-            if out and packer.fits(out[-1].start, p.end):
+            if out and _joins(packer, out[-1].start, p.end):
                 prev = out[-1]
                 size = packer.size(prev.start, p.end)
                 out[-1] = Piece(prev.start, p.end, prev.cut, size, None, prev.reason)
@@ -43,6 +44,11 @@ def merge_small(packer: Packer, pieces: list[Piece], min_tokens: int) -> list[Pi
         out.append(p)
         i += 1
     return out
+
+
+def _joins(packer: Packer, start: int, end: int) -> bool:
+    """Whether one chunk may hold ``[start, end)``: it fits and crosses no hard cut."""
+    return packer.fits(start, end) and not packer.crosses(start, end)
 
 
 def word_starts(text: str, lo: int, hi: int) -> list[int]:
@@ -80,8 +86,8 @@ def add_overlap(
     reserve: Callable[[int], int] | None = None,
 ) -> list[tuple[int, int]]:
     """Spans extended backwards to the earliest unit start that keeps the overlap within
-    ``overlap`` and the chunk (plus its ``reserve``) within the budget. Starts stay
-    strictly increasing."""
+    ``overlap`` and the chunk (plus its ``reserve``) within the budget, never back across a
+    hard cut (:attr:`Packer.hard`). Starts stay strictly increasing."""
     spans = [(p.start, p.end) for p in pieces]
     if overlap <= 0:
         return spans
@@ -89,6 +95,9 @@ def add_overlap(
     for k in range(1, len(spans)):
         start, end = spans[k]
         floor = out[-1][0] + 1
+        wall = packer.hard.last_until(start) if packer.hard is not None else None
+        if wall is not None and wall > floor:
+            floor = wall
         candidates = unit_starts(max(floor, start - 32 * overlap - 64), start)
         best = start
         # Candidates grow toward `start`; both sizes shrink as the candidate moves right.

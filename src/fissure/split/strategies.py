@@ -14,6 +14,7 @@ from fissure.ranks import START
 from fissure.size import Ruler
 from fissure.split import levels as lv
 from fissure.split import sentence
+from fissure.split.breaks import paged_cuts
 from fissure.split.fixed import fixed_pieces
 from fissure.split.hybrid import hybrid_pieces
 from fissure.split.pack import Packer, Piece, Run
@@ -50,7 +51,9 @@ def split_spans(
 
     ``reserve(position)`` is the size of what will be prepended to a chunk that starts
     there (its context); chunks then leave room for it: ``structural`` packs each chunk to
-    its room, the other strategies re-split a chunk that turns out too big.
+    its room, the other strategies re-split a chunk that turns out too big. The strategies
+    that read ``blocks`` (``structural``, ``hybrid``) never run a chunk across a page break
+    or a section start of a paged document (:mod:`fissure.split.breaks`).
     """
     budget, overlap, strategy = settings.budget, settings.overlap_tokens, settings.strategy
     if strategy == "fixed":
@@ -58,7 +61,7 @@ def split_spans(
         return Split(spans, pieces)
     # Pack to leave room for the overlap, then let it grow back to the full budget.
     room = budget - overlap
-    packer = Packer(ruler, room, _levels(strategy, settings), LEAF_LEVELS)
+    packer = Packer(ruler, room, _levels(strategy, settings), LEAF_LEVELS, hard=paged_cuts(blocks))
     trace = None
     if strategy in ("semantic", "hybrid"):
         if embedder is None:
