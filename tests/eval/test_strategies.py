@@ -99,7 +99,7 @@ def test_cheap_peers_map_to_offsets(spec: str) -> None:
 
 
 def test_win_embeds_a_window_around_the_chunk_and_hctx_a_breadcrumb() -> None:
-    strategy = parse_strategy("structural:15+hctx+win=40+share=0.5+before=0.3")
+    strategy = parse_strategy("structural:20+hctx+win=40+share=0.5+before=0.3")
     spans = strategy.chunk(TEXT, "pets.md")
     assert strategy.window is not None and strategy.view is not None
     assert strategy.share == 0.5

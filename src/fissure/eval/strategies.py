@@ -156,6 +156,8 @@ class FissureRun:
                 settings[field_name] = value
         if "breakpoint" in spec.options:
             settings["breakpoint"] = spec.options["breakpoint"]
+        if "hctx" in spec.options:  # the headings line counted in the budget, as ingest does
+            settings["embed_headings"] = True
         if strategy in ("semantic", "hybrid") and embedder is None:
             raise ConfigError(f"strategy {spec.text!r} needs the run's embedder")
         self.chunker = Chunker(embedder=embedder, **settings)
