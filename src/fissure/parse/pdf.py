@@ -83,7 +83,8 @@ def parse(
         data: The file's bytes.
         source: Path or URI, recorded on the Document.
         mime: Recorded on the Document.
-        tables: Look for tables (pdfplumber, on the pages that show one).
+        tables: Look for tables (on the pages whose rules make a grid or whose lines
+            align in columns).
 
     Returns:
         A Document whose blocks are ``section``\\s (title from the outline or the
@@ -92,7 +93,8 @@ def parse(
         ``metadata["header"]``); without headings, those blocks at the top level.
         ``metadata`` has ``pages``, ``headings`` (``outline`` or ``layout``) when there
         are any, ``tables``, ``furniture`` (running lines left out, numbers as ``#``),
-        ``ocr_pages`` and ``warnings`` where they apply.
+        ``ocr_pages``, ``warnings``, and ``pdf_fallback`` with ``fallback`` (what fell
+        back to plain text or was left out, see the module) where they apply.
 
     Raises:
         InputError: The bytes are not a PDF pdfium can open, the PDF needs a password, a
