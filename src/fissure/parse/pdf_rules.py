@@ -87,10 +87,16 @@ def graphics(page: Any) -> Graphics:
 
 
 def _grid_path(obj: Any) -> bool:
-    """Whether one path's own segments make a grid."""
-    edges = [_edge(a[0], -a[1], b[0], -b[1]) for a, b in _segments(obj, _IDENTITY, [2000])]
-    across = [(e["x0"], e["x1"], -e["top"]) for e in edges if e and e["orientation"] == "h"]
-    down = [(-e["bottom"], -e["top"], e["x0"]) for e in edges if e and e["orientation"] == "v"]
+    """Whether one path's own segments make a grid (in the path's own coordinates: a
+    grid is one whichever way up)."""
+    segments = _segments(obj, _IDENTITY, [2000])
+    return _grid_of([e for a, b in segments if (e := _edge(*a, *b)) is not None])
+
+
+def _grid_of(edges: list[Edge]) -> bool:
+    """:func:`_grid` over edges in pdfplumber's form."""
+    across = [(e["x0"], e["x1"], e["top"]) for e in edges if e["orientation"] == "h"]
+    down = [(e["top"], e["bottom"], e["x0"]) for e in edges if e["orientation"] == "v"]
     return _grid(across, down)
 
 
@@ -134,20 +140,18 @@ def _indexes(n: int) -> range:
 
 
 def ruled(edges: list[Edge]) -> bool:
-    """Whether edges (from :func:`rules`) make a grid: three horizontal ones each crossed by
-    three vertical ones, after pdfplumber's snapping and joining."""
-    from pdfplumber.table import merge_edges
-
-    merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
-    across = [(e["x0"], e["x1"], -e["top"]) for e in merged if e["orientation"] == "h"]
-    down = [(-e["bottom"], -e["top"], e["x0"]) for e in merged if e["orientation"] == "v"]
-    return _grid(across, down)
+    """Whether edges (from :func:`rules`, snapped and joined) make a grid: three
+    horizontal ones each crossed by three vertical ones."""
+    return _grid_of(edges)
 
 
 def rules(page: Any) -> list[Edge]:
     """The page's straight, level or plumb path segments as pdfplumber edges (top-down
-    points from the media box's top-left corner, as the page's words are)."""
+    points from the media box's top-left corner, as the page's words are), snapped and
+    joined as pdfplumber's table finder does (once: :func:`ruled` and :func:`grids` take
+    them so)."""
     import pypdfium2.raw as pdfium_c
+    from pdfplumber.table import merge_edges
 
     left, _, _, top = page.get_mediabox()
     matrix = pdfium_c.FS_MATRIX()
@@ -173,7 +177,7 @@ def rules(page: Any) -> list[Edge]:
             edge = _edge(a[0] - left, top - a[1], b[0] - left, top - b[1])
             if edge is not None:
                 edges.append(edge)
-    return edges
+    return merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
 
 
 def _segments(
@@ -234,18 +238,16 @@ def _apply(m: Matrix, x: float, y: float) -> tuple[float, float]:
 
 
 def grids(edges: list[Edge]) -> list[Any]:
-    """The ruled tables the edges make, as pdfplumber tables (``.bbox``, ``.rows`` of cell
-    boxes; without a page, which only their ``extract`` would read), found by pdfplumber's
-    table algorithm with its default tolerances."""
+    """The ruled tables the edges (from :func:`rules`) make, as pdfplumber tables
+    (``.bbox``, ``.rows`` of cell boxes; without a page, which only their ``extract`` would
+    read), found by pdfplumber's table algorithm with its default tolerances."""
     from pdfplumber.table import (
         Table,
         cells_to_tables,
         edges_to_intersections,
         intersections_to_cells,
-        merge_edges,
     )
 
-    merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
-    kept = [e for e in merged if max(e["x1"] - e["x0"], e["bottom"] - e["top"]) >= _MIN_EDGE]
+    kept = [e for e in edges if max(e["x1"] - e["x0"], e["bottom"] - e["top"]) >= _MIN_EDGE]
     cells = intersections_to_cells(edges_to_intersections(kept, _SNAP, _SNAP))
     return [Table(None, group) for group in cells_to_tables(cells)]  # type: ignore[arg-type]

@@ -248,7 +248,7 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
     found: list[Table] = []
     for t in grids(edges) if edges else ():
         table = _table(t.bbox, _texts(t, lines))
-        if table is not None and not _partial(table, lines):
+        if table is not None and not _partial(table, _inside(lines, table)):
             found.append(table)
     for region in regions:
         if any(_across(ln, t) for t in found for ln in region):
@@ -259,10 +259,16 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
     return found
 
 
-def _partial(table: Table, lines: Sequence[Line]) -> bool:
-    """Whether a grid holds only part of its rows (rules around the figures, not around
-    the labels): then the rows, aligned, make the table instead."""
-    return any(_sticks_out(ln, table) for ln in lines if ln.role == "text" and _across(ln, table))
+def _inside(lines: Sequence[Line], table: Table) -> list[Line]:
+    """The lines of text that sit in the table's rows and overlap its columns."""
+    return [ln for ln in lines if ln.role == "text" and _across(ln, table)]
+
+
+def _partial(table: Table, inside: list[Line]) -> bool:
+    """Whether a table holds only part of its rows (``inside``, from :func:`_inside`), the
+    words of one of them running on outside its box: rules around the figures, not around
+    the labels, or a column the finder missed."""
+    return any(_sticks_out(ln, table) for ln in inside)
 
 
 def _aligned(lines: list[Line]) -> Table | None:
@@ -416,15 +422,16 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
     cells = [c for r, _ in kept for c in r]
     if sum(1 for c in cells if c) < 0.5 * len(cells) or _numbered_lines(kept):
         return None
-    rows, header = _header(kept)
+    rows = [r for r, _ in kept]
+    header = _header(kept)
     x0, top, x1, bottom = bbox
     stacked = header > 1 and any(_figures(r) for r in rows)
     return Table(x0, top, x1, bottom, rows, header, title, stacked)
 
 
-def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:
-    """The rows, and how many header rows lead them (kept as printed: a chunk's context
-    joins them column by column, see :mod:`fissure.split.tables`).
+def _header(kept: list[tuple[list[str], bool]]) -> int:
+    """How many header rows lead the rows (kept as printed: a chunk's context joins them
+    column by column, see :mod:`fissure.split.tables`).
 
     In a table of figures the header is the rows above the first row of figures that
     name the value columns — none when the first row holds figures already, and a row
@@ -433,11 +440,11 @@ def _header(kept: list[tuple[list[str], bool]]) -> tuple[list[list[str]], int]:
     rows = [r for r, _ in kept]
     figures = [_figures(r) for r in rows]
     if not any(figures):
-        return rows, 2 if kept[0][1] and len(kept) > 2 else 1
+        return 2 if kept[0][1] and len(kept) > 2 else 1
     lead = 0
     while not figures[lead] and any(rows[lead][1:]):
         lead += 1
-    return rows, lead if lead <= _MAX_HEADER_ROWS else 1
+    return lead if lead <= _MAX_HEADER_ROWS else 1
 
 
 def _figures(row: list[str]) -> bool:
@@ -472,8 +479,8 @@ def place(lines: list[Line], tables: list[Table]) -> None:
     becomes its title. A table whose rows run on outside its box (a column the finder
     missed) is dropped and its lines stay text: better plain text than a cut table."""
     for table in tables:
-        inside = [ln for ln in lines if ln.role == "text" and _across(ln, table)]
-        if not inside or any(_sticks_out(ln, table) for ln in inside):
+        inside = _inside(lines, table)
+        if not inside or _partial(table, inside):
             continue
         table.title = _caption(lines, table, inside) or table.title
         inside[0].role, inside[0].table = "table", table
