@@ -78,11 +78,13 @@ def write(
     number = 0
     try:
         for number, lines in enumerate(pages, start=1):
+            if number > 1:
+                writer.out.request_gap(PAGE_SEPARATOR)
             writer.meta = {"page": number}
             if number in notes:
                 writer.meta["pdf_fallback"] = notes[number]
             if number in plain:
-                writer.plain(number, plain[number])
+                writer.plain(plain[number])
             else:
                 writer.page(number, lines)
         return writer.finish()
@@ -98,8 +100,6 @@ class _Writer:
         self.meta: dict[str, Any] = {}
 
     def page(self, number: int, lines: list[Line]) -> None:
-        if number > 1:
-            self.out.request_gap(PAGE_SEPARATOR)
         step = _usual_step(lines)
         paragraph: list[Line] = []
         first = True  # nothing written on this page yet
@@ -120,11 +120,9 @@ class _Writer:
         if paragraph:
             self.paragraph(paragraph)
 
-    def plain(self, number: int, text: str) -> None:
+    def plain(self, text: str) -> None:
         """A page as pdfium's plain text: one paragraph, its lines as printed."""
         self.end_table()
-        if number > 1:
-            self.out.request_gap(PAGE_SEPARATOR)
         if text:
             self.out.leaf("paragraph", text, level=PdfLevel.BLOCK, metadata=self.meta)
 
