@@ -8,13 +8,15 @@ Each PDF is built here (``tests/pdfgen.py``) with the one structure under test.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, columns_around_table, ruled_table
 from tests.pdfgen import Page, Pdf
 from tree_checks import walk
 
 from fissure import Chunker
-from fissure.parse import pdf
+from fissure.parse import pdf, pdf_tables
 from fissure.types import Block, Document
 
 
@@ -216,3 +218,90 @@ def test_a_label_wrapped_over_two_lines_stays_with_its_figures() -> None:
         "Capital spending on new plant | (312) | (290)",
         "Dividends paid | (80) | (85)",
     ]
+
+
+def two_passes() -> bytes:
+    """A table whose header and later rows are drawn first, a note under it next, and its
+    first rows of figures last (pdfium reads them after the note), as report software
+    that fills a template does."""
+    xs = [LEFT, 200, 300, 400]
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Enrolment")
+    draw(page, 660, [["Year", "Total", "Public", "Private"]], xs)
+    later = [[str(y), f"{50 + k},{100 + k}", f"{40 + k},{200 + k}", f"{9 + k},{300 + k}"]
+             for k, y in enumerate(range(2011, 2016))]  # fmt: skip
+    draw(page, 660 - 15 * 6, later, xs)
+    page.text(LEFT, 660 - 15 * 12, "NOTE: Detail may not sum to totals because of rounding.")
+    first = [[str(y), f"{10 + k},{400 + k}", f"{20 + k},{500 + k}", f"{30 + k},{600 + k}"]
+             for k, y in enumerate(range(1996, 2001))]  # fmt: skip
+    draw(page, 660 - 15, first, xs)
+    return doc.to_bytes()
+
+
+def words(text: str) -> list[str]:
+    return sorted(re.findall(r"[^\W_]+", text))
+
+
+def test_a_table_drawn_in_two_passes_is_one_table_in_printed_order() -> None:
+    data = two_passes()
+    doc = pdf.parse(data, source="two-passes.pdf")
+    (table,) = tables(doc)
+    years = [row.split(" | ")[0] for row in rows_of(doc, table)]
+    assert years == ["Year", *map(str, range(1996, 2001)), *map(str, range(2011, 2016))]
+    assert words(doc.text) == words(pdf.parse(data, source="p.pdf", tables=False).text)
+
+
+def test_lines_inside_a_table_that_it_did_not_read_stay_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the join, the rows drawn last fall inside the box of the table made of the
+    others; they stay lines of text (each row on one line) and no word is lost."""
+    monkeypatch.setattr(pdf_tables, "_drawn_apart", lambda regions: regions)
+    data = two_passes()
+    doc = pdf.parse(data, source="two-passes.pdf")
+    assert words(doc.text) == words(pdf.parse(data, source="p.pdf", tables=False).text)
+    assert "1996 10,400 20,500 30,600" in doc.text  # each row still on one line
+
+
+def test_a_header_cell_spanning_columns_does_not_join_them() -> None:
+    """ "Race/ethnicity" printed across the columns under it closes no channel: the
+    columns are cut where the body's figures leave white space."""
+    xs = [LEFT, 170, 250, 330, 410]
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Enrolment by race")
+    draw(page, 660, [["Year", "Total"]], xs[:2])
+    page.text(268, 660, "Race/ethnicity", size=10)
+    body = [[str(y), f"{40 + k},{100 + k}", f"{20 + k},{200 + k}", f"{8 + k},{300 + k}",
+             f"{6 + k},{400 + k}"] for k, y in enumerate(range(2001, 2006))]  # fmt: skip
+    draw(page, 645, [["", "", "White", "Black", "Hispanic"], *body], xs)
+    parsed = pdf.parse(doc.to_bytes(), source="spanning.pdf")
+    (table,) = tables(parsed)
+    rows = rows_of(parsed, table)
+    assert "2001 | 40,100 | 20,200 | 8,300 | 6,400" in rows
+    assert all(len(r.split(" | ")) == 5 for r in rows)
+
+
+def test_a_caption_over_several_lines_with_a_units_line_titles_the_table() -> None:
+    """A caption of three lines and "[In thousands]" above the table: each chunk that
+    continues the table carries that title in its context."""
+    xs = [LEFT, 200, 300]
+    doc = Pdf()
+    page = doc.page()
+    page.text(
+        LEFT, 732, "Table 7. Actual and projected numbers for teachers in public and", size=10
+    )
+    page.text(LEFT, 720, "private elementary and secondary schools, by control of school:", size=10)
+    page.text(LEFT, 708, "Fall 1996 through fall 2021", size=10)
+    page.text(250, 696, "[In thousands]", size=10)
+    body = [[str(y), f"{3000 + y % 100},{y % 7}", f"{400 + y % 50}"] for y in range(1970, 2010)]
+    rows = [["Year", "Public", "Private"], *body]
+    draw(page, 676, rows, xs)
+    parsed = pdf.parse(doc.to_bytes(), source="caption.pdf")
+    (table,) = tables(parsed)
+    assert table.title is not None and table.title.startswith("Table 7. Actual")
+    assert "[In thousands]" in parsed.text
+    chunks = [c for c in Chunker(max_tokens=120).chunk_document(parsed) if "| " in c.text]
+    assert len(chunks) > 2
+    assert all(c.context and "Table 7. Actual" in c.context for c in chunks[1:])

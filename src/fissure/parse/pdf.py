@@ -35,7 +35,8 @@ from fissure.parse import pdf_ocr
 from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_outline
 from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
 from fissure.parse.pdf_rules import Edge, graphics, ruled, rules
-from fissure.parse.pdf_tables import aligned_runs, place, tables_on
+from fissure.parse.pdf_runs import aligned_runs
+from fissure.parse.pdf_tables import place, tables_on
 from fissure.parse.pdf_text import mark_furniture
 from fissure.parse.pdf_write import PAGE_SEPARATOR, PageFailed, PdfLevel, write
 from fissure.parse.pdfguard import check_streams

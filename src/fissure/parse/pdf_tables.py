@@ -4,28 +4,30 @@ from the aligned words pdfium has read.
 pdfplumber (MIT, on pdfminer.six, MIT) reads a page again in pure Python, about fifty
 times slower than pdfium, so it runs only on pages whose ruling lines make a grid (found
 through pdfium without parsing anything again), where its ``lines`` strategy finds the
-cells. A table without rules is at least three consecutive lines with a channel of white
-space running down them (dot leaders count as white; an empty first cell keeps the
-channel open): each line is a row, cut into cells at the channels' middles, with no
-second reading of the page. Every cell's text is pdfium's words inside it, as the prose
-around it is read. A result counts as a table only with two rows and two columns at least
-and most cells filled, and not when it is a table of contents (leaders running to page
-numbers and nothing else), a list set with tab stops or a numbered code listing (a column
-of years is none).
+cells. A table without rules is a run of aligned lines (:mod:`.pdf_runs`; runs that lie
+within one another's rows, drawn in two passes, are one table): each line is a row, cut
+into cells at the middles of the channels that run down its body, a phrase of a header
+line going whole into one column, with no second reading of the page. Every cell's text
+is pdfium's words inside it, as the prose around it is read. A result counts as a table
+only with two rows and two columns at least and most cells filled, and not when it is a
+table of contents (leaders running to page numbers and nothing else), a list set with tab
+stops or a numbered code listing (a column of years is none).
 
 Each table's rows become lines of cells joined by `` | ``. In a table of figures the
 header is every row above the first row of figures, joined into one row (none when the
 first row holds figures); in other tables it is the first row (two when the first has
 merged cells). A first row with one filled cell over three columns or more is the
-table's title. Otherwise the title is a caption line ("Table 3: …") just above the table
-or, where pdfium set it after the table, just below it. The thresholds are the constants
-below.
+table's title, after a caption line ("Table 3: …", with the lines under it) just above
+the table or, where pdfium set it after the table, just below it. A line inside a table's
+box whose words the table has not read stays text: no word is lost. The thresholds are
+the constants below.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,26 +35,22 @@ from typing import Any
 from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
 from fissure.parse.pdf_rules import Edge, grids
+from fissure.parse.pdf_runs import MIN_ROWS, column_edges, phrases
 
-# After a sentence, a justified line's space may be as wide as a narrow channel.
-_SENTENCE = re.compile(r"[.!?:;,]$")
 _LEADER = re.compile(r"\.{4,}|(?:\. ){3,}")
-_LEADER_END = re.compile(r"(?:\.{4,}|(?:\. ?){4,}|…{2,})$")
 _NIL = re.compile(r"(?:\.{1,3}|…|-|–|—|x|n/?a|\*)", re.IGNORECASE)  # a cell meaning "none"
 _PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlcdm]{1,6}", re.IGNORECASE)
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
 _NUMBER = re.compile(r"[-+−(]?[$€£¥]?\s?\d[\d,.\s]*%?\)?")
 _MAX_HEADER_ROWS = 6  # printed lines a header may take
-_FAR = 1e6  # the margins' outer edge, for white space before a line's first word
+_CAPTION_LINES = 5  # printed lines a caption above a table may take, units line included
+_WORDS = re.compile(r"[^\W_]+")  # letters and digits: what a line must not lose
 _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
 
-__all__ = ["Table", "aligned_runs", "place", "tables_on"]
+__all__ = ["Table", "place", "tables_on"]
 
 _SNAP = 3.0  # points: edges this close meet (pdfplumber's own snap tolerance)
 _ALIGN = 2.0  # points: word starts this close are one column edge
-_MIN_ROWS = 3
-_CHANNEL = 0.6  # of the font size: a gap this wide is wider than any space, even justified
-_LONG_CELL = 30  # characters
 
 
 @dataclass(slots=True)
@@ -69,176 +67,6 @@ class Table:
     stacked: bool = False  # header rows stacked over the figures: one header, joined
 
 
-def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
-    """``(first, last)`` indexes of runs of at least three consecutive lines that a
-    channel of white space runs down: an x-range at least ``_CHANNEL`` font sizes wide that
-    no word of any of the lines touches, with words on both sides of it in most of them.
-    That is a column edge of a table without rules. A line with empty cells keeps the
-    channels open (the white space before its first word and after its last counts), but
-    a run neither starts nor ends with a line whose words sit in one column. Justified
-    prose has no such channel three lines deep; two columns of text do, but their cells
-    are long (and are read as columns instead); monospaced lines are code."""
-    runs: list[tuple[int, int]] = []
-    frees = [_free(line) for line in lines]  # once a line: a failed run starts again
-    shapes: dict[int, bool | None] = {}
-
-    def row_like(k: int) -> bool | None:
-        """Whether line ``k`` has short pieces; ``None`` for a line in one piece (the
-        first line of a wrapped label says nothing about the run it sits in)."""
-        if k not in shapes:
-            shapes[k] = _row_like(lines[k]) if _inner(frees[k]) else None
-        return shapes[k]
-
-    i = 0
-    while i < len(lines):
-        j, free, shape = i, frees[i], row_like(i)
-        while _inner(free) and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
-            nxt = _overlap(free, frees[j + 1], lines[i].size)
-            if not _inner(nxt) or _shape(lines[j + 1], row_like(j + 1), free) not in (None, shape):
-                break  # a table's rows end where two columns of prose go on, and so on
-            free, j = nxt, j + 1
-        first, last = _trimmed(lines, i, j, _inner(free))
-        if last - first + 1 >= _MIN_ROWS and _tabular(lines[first : last + 1], _inner(free)):
-            floor = runs[-1][1] + 1 if runs else 0
-            runs.append((_header_lines(lines, first, floor), last))
-            i = last + 1
-        else:
-            i += 1
-    return runs
-
-
-def _header_lines(lines: list[Line], first: int, floor: int) -> int:
-    """Where a run's table starts once the header lines just above it are taken in: up
-    to :data:`_MAX_HEADER_ROWS` lines of short pieces, close above it and within its
-    width, that a spanning or wrapped header cell kept out of the run (they cross its
-    channels); not a caption."""
-    run = lines[first:]
-    x0, x1 = min(ln.x0 for ln in run[:3]), max(ln.x1 for ln in run[:3])
-    k = first
-    while k > floor and first - k < _MAX_HEADER_ROWS:
-        line, below = lines[k - 1], lines[k]
-        close = 0 <= below.top - line.bottom <= 1.2 * max(line.size, below.size)
-        inside = line.x0 >= x0 - 2 and line.x1 <= x1 + 2
-        if not (close and inside and line.role == "text" and not line.mono):
-            break
-        if caption_title(line.text) is not None or not _row_like(line):
-            break
-        k -= 1
-    return k
-
-
-def _trimmed(
-    lines: list[Line], i: int, j: int, channels: list[tuple[float, float]]
-) -> tuple[int, int]:
-    """The run ``i..j`` without the lines at either end whose words all fall between the
-    same two channels: inside a table such a line is a label row ("Assets"), at its ends
-    a caption or the short last line of a paragraph."""
-    edges = [(a + b) / 2 for a, b in channels]
-
-    def columns(line: Line) -> int:
-        return len({sum(1 for x in edges if w.x0 > x) for w in line.words})
-
-    while j > i and columns(lines[j]) < 2:
-        j -= 1
-    while i < j and columns(lines[i]) < 2:
-        i += 1
-    return i, j
-
-
-def _inner(free: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The gaps with words on both sides (not the margins :func:`_free` adds)."""
-    return [(a, b) for a, b in free if a > -_FAR and b < _FAR]
-
-
-def _free(line: Line) -> list[tuple[float, float]]:
-    """The white spaces of a line: the wide gaps between its words and the margins on
-    either side of them (none for code). Dot leaders are white: ``Revenue ........ 1,234``
-    has a gap from the label to the number."""
-    if line.role != "text" or line.mono or not line.words:
-        return []
-    wide = _CHANNEL * line.size
-    spans = _inked(line)
-    return [
-        (-_FAR, spans[0][0]),
-        *[
-            (a1, b0)
-            for (_, a1, a), (b0, _, _) in zip(spans, spans[1:], strict=False)
-            if b0 - a1 >= (line.size if _SENTENCE.search(a) else wide)
-        ],
-        (spans[-1][1], _FAR),
-    ]
-
-
-def _inked(line: Line) -> list[tuple[float, float, str]]:
-    """``(x0, x1, text)`` of a line's words without their dot leaders (a word of leaders
-    alone is left out; a word that ends in them is measured up to its last letter)."""
-    out = []
-    for w in line.words:
-        m = _LEADER_END.search(w.text)
-        if m is None:
-            out.append((w.x0, w.x1, w.text))
-        elif m.start() > 0:
-            share = m.start() / len(w.text)
-            out.append((w.x0, w.x0 + share * (w.x1 - w.x0), w.text[: m.start()]))
-    return out or [(w.x0, w.x1, w.text) for w in line.words]
-
-
-def _shape(line: Line, shape: bool | None, free: list[tuple[float, float]]) -> bool | None:
-    """A line's shape inside a run: a line in one piece says nothing (``None``) only where
-    it sits in the first column, as the first line of a wrapped label does; elsewhere (a
-    title across the page) it is judged as any line."""
-    inner = _inner(free)
-    if shape is None and not (inner and line.x1 <= min(a for a, _ in inner) + 1):
-        return _row_like(line)
-    return shape
-
-
-def _row_like(line: Line) -> bool:
-    """Whether a line's pieces between its wide gaps are mostly short, as a table row's
-    cells are (a line of two columns of prose has two long pieces)."""
-    spans = _inked(line)
-    pieces, current = [], spans[0][2] if spans else ""
-    for (_, a1, _), (b0, _, text) in zip(spans, spans[1:], strict=False):
-        if b0 - a1 >= _CHANNEL * line.size:
-            pieces.append(current)
-            current = text
-        else:
-            current += " " + text
-    pieces.append(current)
-    return sum(len(p) < _LONG_CELL for p in pieces) * 2 > len(pieces)
-
-
-def _overlap(
-    a: list[tuple[float, float]], b: list[tuple[float, float]], size: float
-) -> list[tuple[float, float]]:
-    """The parts of ``a``'s gaps that are gaps in ``b`` too, still wide enough."""
-    out = []
-    for x0, x1 in a:
-        for y0, y1 in b:
-            lo, hi = max(x0, y0), min(x1, y1)
-            if hi - lo >= _CHANNEL * size:
-                out.append((lo, hi))
-    return out
-
-
-def _tabular(lines: list[Line], channels: list[tuple[float, float]]) -> bool:
-    """Whether the cells between the channels are short, as a table's are: a column of
-    long cells beside another of long cells is two columns of text."""
-    edges = sorted((a + b) / 2 for a, b in channels)
-    columns: list[list[int]] = [[] for _ in range(len(edges) + 1)]
-    for line in lines:
-        cells = [""] * (len(edges) + 1)
-        for w in line.words:
-            k = sum(1 for x in edges if w.x0 > x)
-            cells[k] += w.text + " "
-        for k, cell in enumerate(cells):
-            columns[k].append(len(cell))
-    if min(sum(1 for n in c if n) for c in columns) * 2 < len(lines):
-        return False  # a column empty in most lines: indentation, not a table
-    medians = [sorted(c)[len(c) // 2] for c in columns]
-    return sum(1 for m in medians if m >= _LONG_CELL) < 2
-
-
 def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line]) -> list[Table]:
     """Tables on a page: the grids its rules make (``edges``, from
     :func:`~fissure.parse.pdf_rules.rules` on a page whose rules make a grid); in each
@@ -250,13 +78,33 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
         table = _table(t.bbox, _texts(t, lines))
         if table is not None and not _partial(table, _inside(lines, table)):
             found.append(table)
-    for region in regions:
+    for region in _drawn_apart(regions):
         if any(_across(ln, t) for t in found for ln in region):
             continue  # rows of a ruled table already found
         table = _aligned(region)
         if table is not None and not _list_like(table) and not _contents(table):
             found.append(_without_leaders(table))
     return found
+
+
+def _drawn_apart(regions: list[list[Line]]) -> list[list[Line]]:
+    """The regions with those that lie within another's rows joined to it, top to bottom:
+    a table whose rows were drawn in two passes (pdfium reads the later pass after the rest
+    of the page) is one table, not a table with a hole that the other's rows fall into."""
+    out: list[list[Line]] = []
+    for region in regions:
+        top, bottom = min(ln.top for ln in region), max(ln.bottom for ln in region)
+        x0, x1 = min(ln.x0 for ln in region), max(ln.x1 for ln in region)
+        for k, other in enumerate(out):
+            o_top, o_bottom = min(ln.top for ln in other), max(ln.bottom for ln in other)
+            within = o_top < top < o_bottom or top < o_top < bottom
+            across = x0 < max(ln.x1 for ln in other) and min(ln.x0 for ln in other) < x1
+            if other[0].page == region[0].page and within and across:
+                out[k] = sorted(other + region, key=lambda ln: (ln.top, ln.x0))
+                break
+        else:
+            out.append(region)
+    return out
 
 
 def _inside(lines: Sequence[Line], table: Table) -> list[Line]:
@@ -272,18 +120,31 @@ def _partial(table: Table, inside: list[Line]) -> bool:
 
 
 def _aligned(lines: list[Line]) -> Table | None:
-    """The table a run of aligned lines makes: a row per line, its words cut into cells
-    at the middles of the channels that run down all of them."""
-    edges = sorted(_column_edges(lines))
+    """The table a run of aligned lines makes: a row per line, cut into cells at the
+    middles of the channels that run down its body (:func:`_body`), so that a header cell
+    spanning columns ("Race/ethnicity" over "White", "Black" …) closes no channel. Each
+    phrase of a line (words closer than a channel is wide) goes whole into the column of
+    its middle; in the body a channel always parts two phrases."""
+    edges = sorted(column_edges(_body(lines)))
     rows: list[list[Any]] = []
     for line in lines:
         cells: list[list[str]] = [[] for _ in range(len(edges) + 1)]
-        for w in line.words:
-            cells[bisect_left(edges, (w.x0 + w.x1) / 2)].append(w.text.replace(HYPHEN, "-"))
+        for x0, x1, words in phrases(line):
+            cells[bisect_left(edges, (x0 + x1) / 2)] += words
         rows.append([" ".join(c) for c in cells])
     box = (min(ln.x0 for ln in lines), min(ln.top for ln in lines),
            max(ln.x1 for ln in lines), max(ln.bottom for ln in lines))  # fmt: skip
     return _table(box, _wrapped_labels(rows))
+
+
+def _body(lines: list[Line]) -> list[Line]:
+    """The lines from the first that holds a figure after its first word (header lines
+    above it left out), when there are at least :data:`MIN_ROWS` of them; else all."""
+    for k, line in enumerate(lines):
+        rest = [w.text for w in line.words[1:]]
+        if any(_NUMBER.fullmatch(t) and not _YEAR.fullmatch(t) for t in rest):
+            return lines[k:] if len(lines) - k >= MIN_ROWS else lines
+    return lines
 
 
 def _wrapped_labels(rows: list[list[str]]) -> list[list[str]]:
@@ -393,14 +254,6 @@ def _list_like(table: Table) -> bool:
     return all(_MARKER.fullmatch(c) for c in first if c) and len(table.rows[0]) == 2
 
 
-def _column_edges(lines: list[Line]) -> list[float]:
-    """The middles of the white channels that run down ``lines``."""
-    free = _free(lines[0])
-    for line in lines[1:]:
-        free = _overlap(free, _free(line), lines[0].size)
-    return [(a + b) / 2 for a, b in _inner(free)]
-
-
 def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Table | None:
     """A found grid as a table, or ``None`` when it is not one (too small, mostly empty,
     a numbered code listing)."""
@@ -474,18 +327,38 @@ def _numbered_lines(rows: list[tuple[list[str], bool]]) -> bool:
 
 
 def place(lines: list[Line], tables: list[Table]) -> None:
-    """Put each table in the flow of ``lines``: the first line inside its box becomes the
-    table (``role = "table"``), the others inside leave the text; a caption next to it
-    becomes its title. A table whose rows run on outside its box (a column the finder
-    missed) is dropped and its lines stay text: better plain text than a cut table."""
+    """Put each table in the flow of ``lines``: the first line inside its box that the
+    table has read becomes the table (``role = "table"``), the others it has read leave the
+    text; a caption next to it becomes its title. A line inside the box whose words the
+    table does not hold (a header line the finder left out, rows of another table) stays
+    text, so that no word is lost. A table whose rows run on outside its box (a column the
+    finder missed) is dropped and its lines stay text: better plain text than a cut table."""
     for table in tables:
         inside = _inside(lines, table)
         if not inside or _partial(table, inside):
             continue
-        table.title = _caption(lines, table, inside) or table.title
-        inside[0].role, inside[0].table = "table", table
-        for line in inside[1:]:
+        read = _read(table, inside)
+        if not read:
+            continue
+        caption = _caption(lines, table, read)  # before a title row's text: both are kept
+        table.title = " ".join(t for t in (caption, table.title) if t) or None
+        read[0].role, read[0].table = "table", table
+        for line in read[1:]:
             line.role = "covered"
+
+
+def _read(table: Table, inside: list[Line]) -> list[Line]:
+    """The lines of ``inside`` whose every word (letters and digits) the table's cells and
+    title hold, each word counted once."""
+    cells = " ".join(c for row in table.rows for c in row)
+    held = Counter(_WORDS.findall(f"{table.title or ''} {cells}"))
+    read = []
+    for line in inside:
+        need = Counter(_WORDS.findall(line.text))
+        if not need - held:
+            held -= need
+            read.append(line)
+    return read
 
 
 def _across(line: Line, table: Table) -> bool:
@@ -499,20 +372,24 @@ def _sticks_out(line: Line, table: Table) -> bool:
     return any(w.x0 < table.x0 - _SNAP or w.x1 > table.x1 + _SNAP for w in line.words)
 
 
-def _caption(lines: list[Line], table: Table, inside: list[Line]) -> str | None:
-    """A caption line just above the table (with the lines that continue it), else just
-    below it; the lines used leave the text."""
-    first = lines.index(inside[0])
-    last = lines.index(inside[-1])
-    for k in range(first - 1, max(first - 4, -1), -1):
+def _caption(lines: list[Line], table: Table, read: list[Line]) -> str | None:
+    """A caption just above the table: a line that starts like one (:func:`caption_title`)
+    up to :data:`_CAPTION_LINES` lines up, each line close under the one above, taken with
+    the lines under it (the rest of its title, a unit line such as "[In thousands]"); else
+    a caption line just below the table. The lines used leave the text."""
+    first = lines.index(read[0])
+    last = lines.index(read[-1])
+    under = table.top
+    for k in range(first - 1, max(first - 1 - _CAPTION_LINES, -1), -1):
         line = lines[k]
-        if line.role != "text" or table.top - line.bottom > 3 * line.size:
+        if line.role != "text" or under - line.bottom > 3 * line.size:
             break
         if caption_title(line.text) is not None:
             taken = [ln for ln in lines[k:first] if ln.role == "text"]
             for ln in taken:
                 ln.role = "covered"
             return " ".join(ln.text for ln in taken)
+        under = min(under, line.top)
     for k in range(last + 1, min(last + 3, len(lines))):
         line = lines[k]
         if line.role != "text" or line.top - table.bottom > 3 * line.size:
