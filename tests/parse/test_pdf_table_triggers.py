@@ -144,6 +144,30 @@ def test_a_header_over_two_rows_is_joined_into_one_in_the_context() -> None:
     assert later and all(c.context.endswith("Region | 2023 $m | 2024 $m") for c in later)
 
 
+def test_a_header_stacked_over_many_lines_is_joined_column_by_column() -> None:
+    """Narrow columns stack a header's words over many printed lines ("American" /
+    "Indian/" / "Alaska" / "Native"); every line above the first figures is the header."""
+    asian = ["Asian/", "Native", "Hawaiian/", "Other", "Pacific", "Islander"]
+    later = (
+        ["", "", "American", "Indian/", "Alaska", "Native"],
+        ["Two", "or", "more", "races", "", ""],
+    )
+    stacked = [["", "", a, b, c] for a, b, c in zip(asian, *later, strict=True)]
+    body = [[str(y), f"{1000 + k:,}", str(500 + k), str(200 + k), str(k)]
+            for k, y in enumerate(range(1970, 2010))]  # fmt: skip
+    rows = [*stacked, ["Year", "Total", "", "", ""], *body]
+    doc = pdf.parse(single(rows, [LEFT, 150, 250, 350, 450]), source="stacked.pdf")
+    (table,) = tables(doc)
+    assert table.metadata.get("header_rows") == 7
+    chunks = Chunker(max_tokens=60, tokenizer="words").chunk_document(doc)
+    after = [c for c in chunks if c.start > doc.text.index("1990")]
+    joined = (
+        "Year | Total | Asian/ Native Hawaiian/ Other Pacific Islander | "
+        "American Indian/ Alaska Native | Two or more races"
+    )
+    assert after and all(c.context.endswith(joined) for c in after)
+
+
 def test_label_rows_above_the_first_figures_belong_to_the_body() -> None:
     rows = [["", "2023", "2024"], ["Assets", "", ""], ["Cash", "1,234", "1,456"],
             ["Loans", "8,050", "8,120"], ["Total assets", "9,284", "9,576"]]  # fmt: skip
