@@ -329,3 +329,48 @@ def test_a_caption_over_several_lines_with_a_units_line_titles_the_table() -> No
     chunks = [c for c in Chunker(max_tokens=120).chunk_document(parsed) if "| " in c.text]
     assert len(chunks) > 2
     assert all(c.context and "Table 7. Actual" in c.context for c in chunks[1:])
+
+
+def plumb_rules(data: bytes) -> list[float]:
+    """Where the first page's vertical rules stand, as the table finder sees them."""
+    import pypdfium2 as pdfium
+
+    from fissure.parse.pdf_rules import rules
+
+    document = pdfium.PdfDocument(data)
+    try:
+        edges = rules(document[0])
+    finally:
+        document.close()
+    return sorted({round(e["x0"]) for e in edges if e["orientation"] == "v"})
+
+
+def shade(page: Page, x: float, y: float, width: float, height: float) -> None:
+    """A grey area, filled and not stroked."""
+    page.ops.append(b"0.8 g %.2f %.2f %.2f %.2f re f 0 g" % (x, y, width, height))
+
+
+def test_shaded_cells_inside_a_ruled_grid_are_no_rules() -> None:
+    """Grey backgrounds drawn inset in a ruled grid's cells (a report's "significant"
+    cells, in runs down a column) would cut a narrow empty column on either side of every
+    shaded column; inside a grid of rules they are backgrounds, not rules."""
+    xs = [LEFT, 260, 330, 400, 470]
+    rows = [["Measure", "Age 4", "K", "1", "3"]]
+    rows += [[f"Outcome {k}", "0.2", "NA", "", ""] for k in range(1, 9)]
+    doc = Pdf()
+    page = doc.page()
+    for k in range(1, len(rows)):
+        shade(page, xs[1] - 1, 672 - 18 * (k + 1) + 2, 60, 14)
+    ruled_table(page, 660, rows, [*xs, 540])
+    assert plumb_rules(doc.to_bytes()) == [round(x - 6) for x in [*xs, 540]]
+
+
+def test_bands_of_colour_without_rules_draw_the_table() -> None:
+    """A table drawn only by shaded bands, one a row, keeps the bands' edges as rules."""
+    doc = Pdf()
+    page = doc.page()
+    for k in range(6):
+        shade(page, LEFT, 600 - 20 * k, 400, 16)
+    for k in range(6):
+        page.text(LEFT + 4, 604 - 20 * k, f"Row {k}", size=10)
+    assert plumb_rules(doc.to_bytes()) == [round(LEFT), round(LEFT + 400)]

@@ -158,8 +158,9 @@ def rules(page: Any) -> list[Edge]:
     count = pdfium_c.FPDFPage_CountObjects(page.raw)
     todo = [(pdfium_c.FPDFPage_GetObject(page.raw, k), _IDENTITY) for k in _indexes(count)]
     edges: list[Edge] = []
+    shaded: list[Edge] = []  # edges of filled areas: rules only outside grids of rules
     budget = [_MAX_SEGMENTS]
-    while todo and len(edges) < _MAX_EDGES and budget[0] > 0:
+    while todo and len(edges) + len(shaded) < _MAX_EDGES and budget[0] > 0:
         obj, outer = todo.pop()
         kind = pdfium_c.FPDFPageObj_GetType(obj)
         if kind not in (pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDF_PAGEOBJ_PATH):
@@ -173,11 +174,43 @@ def rules(page: Any) -> list[Edge]:
             n = pdfium_c.FPDFFormObj_CountObjects(obj)
             todo.extend((pdfium_c.FPDFFormObj_GetObject(obj, k), placed) for k in _indexes(n))
             continue
+        found = shaded if _shading(obj) else edges
         for a, b in _segments(obj, placed, budget):
             edge = _edge(a[0] - left, top - a[1], b[0] - left, top - b[1])
             if edge is not None:
-                edges.append(edge)
-    return merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
+                found.append(edge)
+    merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
+    if not shaded:
+        return merged
+    boxes = [t.bbox for t in grids(merged)] if ruled(merged) else []
+    shaded = [e for e in shaded if not any(_within(e, box) for box in boxes)]
+    return merge_edges(edges + shaded, _SNAP, _SNAP, _SNAP, _SNAP) if shaded else merged
+
+
+def _within(edge: Edge, box: tuple[float, float, float, float]) -> bool:
+    """Whether an edge lies inside a box (a grid of rules), give or take a snap."""
+    x0, top, x1, bottom = box
+    return (edge["x0"] >= x0 - _SNAP and edge["x1"] <= x1 + _SNAP
+            and edge["top"] >= top - _SNAP and edge["bottom"] <= bottom + _SNAP)  # fmt: skip
+
+
+def _shading(obj: Any) -> bool:
+    """Whether a path is a filled area without a stroke, wider and taller than a rule: a
+    cell's or a row's background. Inside a grid of rules its inset edges would cut narrow
+    empty rows and columns into it; without rules, bands of colour may be all that draws
+    the table."""
+    import pypdfium2.raw as pdfium_c
+
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    if not pdfium_c.FPDFPath_GetDrawMode(obj, ctypes.byref(fill), ctypes.byref(stroke)):
+        return False
+    if stroke.value or not fill.value:
+        return False
+    box = [ctypes.c_float() for _ in range(4)]
+    if not pdfium_c.FPDFPageObj_GetBounds(obj, *(ctypes.byref(b) for b in box)):
+        return False
+    left, bottom, right, top = (b.value for b in box)
+    return right - left > _THIN and top - bottom > _THIN
 
 
 def _segments(
