@@ -176,12 +176,19 @@ class Chunker:
         return reserve
 
     def _table_context(self, context: str) -> str:
-        """A table chunk's context (breadcrumb, then header row) that takes at most half
-        the budget: whole, else the breadcrumb's last title (the table's) and the header
-        row, else the header row alone (still dropped later if even that is too long)."""
+        """A table chunk's context: the table's title (the breadcrumb's last) and its header
+        row. With ``prepend_context`` the whole line (file › breadcrumb) comes first, as on
+        every other chunk, while that takes at most half the budget. Else the title and
+        header while they take at most half, else the header alone (still dropped later if
+        even that is too long). The file name and the outer sections were only noise in
+        the vector: on PDFs from other projects' test corpora (``bench.pdf_external``),
+        title and header alone found a cell with its header for 0.671 of the questions
+        against 0.637 with the whole line."""
         half = (self.settings.budget - self.settings.overlap_tokens) // 2
         crumb, _, header = context.rpartition("\n")
-        for candidate in (context, f"{crumb.rpartition(' › ')[2]}\n{header}", header):
+        short = f"{crumb.rpartition(' › ')[2]}\n{header}"
+        whole = (context,) if self.settings.prepend_context else ()
+        for candidate in (*whole, short, header):
             if candidate.strip() and self.sizer.count(candidate + "\n") <= half:
                 return candidate.strip("\n")
         return context

@@ -374,3 +374,34 @@ def test_bands_of_colour_without_rules_draw_the_table() -> None:
     for k in range(6):
         page.text(LEFT + 4, 604 - 20 * k, f"Row {k}", size=10)
     assert plumb_rules(doc.to_bytes()) == [round(LEFT), round(LEFT + 400)]
+
+
+def test_shaded_header_cells_carry_the_column_rules_up_through_the_header() -> None:
+    """A browser's table continued on a new page: the header row repeated as shaded cells
+    side by side inside the table's border, the rules between columns drawn only from the
+    header down. The shaded cells' sides carry the column rules on, so the header is a row of three cells
+    and not one cell (then taken for a caption and the next row for the header)."""
+    xs = [LEFT, 260, 400, 540]
+    rows = [["Architecture", "ABI name", "Clobbered"]]
+    rows += [[f"arch{k}", f"abi{k}", f"r{k}, x{k}"] for k in range(1, 7)]
+    doc = Pdf()
+    page = doc.page()
+    top, height = 672.0, 18.0
+    for x0, x1 in zip(xs, xs[1:]):  # the header's cells, filled and not stroked
+        shade(page, x0 - 6, top - height, x1 - x0, height)
+    page.rule(xs[0] - 6, top, xs[-1] - 6, top)
+    for k in range(1, len(rows) + 1):
+        page.rule(xs[0] - 6, top - k * height, xs[-1] - 6, top - k * height)
+    for x in xs:
+        upper = top if x in (xs[0], xs[-1]) else top - height  # the border runs to the top
+        page.rule(x - 6, upper, x - 6, top - height * len(rows))
+    for k, row in enumerate(rows):
+        for x, cell in zip(xs, row, strict=False):
+            page.text(x, top - 12 - k * height, cell, size=10)
+    plumb = plumb_rules(doc.to_bytes())
+    assert [round(x - 6) for x in xs[1:3]] == [x for x in plumb if 100 < x < 500]
+    parsed = pdf.parse(doc.to_bytes(), source="continued.pdf")
+    (table,) = tables(parsed)
+    header = [b for b in table.children if b.metadata.get("header")]
+    assert [parsed.text[b.start : b.end] for b in header] == ["Architecture | ABI name | Clobbered"]
+    assert rows_of(parsed, table)[1:3] == ["arch1 | abi1 | r1, x1", "arch2 | abi2 | r2, x2"]

@@ -181,10 +181,27 @@ def test_the_context_names_the_columns_of_a_continuing_chunk() -> None:
     assert len(later) > 3
     for c in later:
         assert c.embedding_text().split("\n")[:2] == [
-            "q.html › Results › Table 2: Quarterly figures",
+            "Table 2: Quarterly figures",
             "Quarter | Revenue | Cost",
         ]
         assert c.n_tokens + c.metadata["context_tokens"] <= 64
+
+
+def test_with_prepend_context_a_continuing_chunk_leads_with_the_whole_line() -> None:
+    """The file › breadcrumb line every chunk gets with ``prepend_context`` comes first on
+    a continuing table chunk too; without it the table's title and header are enough."""
+    body = [[f"Q{i % 4 + 1}", f"{i}.2", f"{i}.9"] for i in range(60)]
+    document = parse(as_html("Table 2: Quarterly figures", ["Quarter", "Revenue", "Cost"], body),
+                     "q.html")  # fmt: skip
+    chunks = Chunker(max_tokens=96, prepend_context=True).chunk_document(document)
+    later = [c for c in chunks if c.text.startswith("Q") and "Quarter | Revenue" not in c.text]
+    assert len(later) > 3
+    for c in later:
+        assert c.embedding_text().split("\n")[:2] == [
+            "q.html › Results › Table 2: Quarterly figures",
+            "Quarter | Revenue | Cost",
+        ]
+        assert c.n_tokens + c.metadata["context_tokens"] <= 96
 
 
 def test_other_strategies_do_not_pin_table_context() -> None:

@@ -158,9 +158,9 @@ def rules(page: Any) -> list[Edge]:
     count = pdfium_c.FPDFPage_CountObjects(page.raw)
     todo = [(pdfium_c.FPDFPage_GetObject(page.raw, k), _IDENTITY) for k in _indexes(count)]
     edges: list[Edge] = []
-    shaded: list[Edge] = []  # edges of filled areas: rules only outside grids of rules
+    areas: list[list[Edge]] = []  # each filled area's edges: rules unless in one grid cell
     budget = [_MAX_SEGMENTS]
-    while todo and len(edges) + len(shaded) < _MAX_EDGES and budget[0] > 0:
+    while todo and len(edges) + sum(map(len, areas)) < _MAX_EDGES and budget[0] > 0:
         obj, outer = todo.pop()
         kind = pdfium_c.FPDFPageObj_GetType(obj)
         if kind not in (pdfium_c.FPDF_PAGEOBJ_FORM, pdfium_c.FPDF_PAGEOBJ_PATH):
@@ -174,31 +174,58 @@ def rules(page: Any) -> list[Edge]:
             n = pdfium_c.FPDFFormObj_CountObjects(obj)
             todo.extend((pdfium_c.FPDFFormObj_GetObject(obj, k), placed) for k in _indexes(n))
             continue
-        found = shaded if _shading(obj) else edges
+        found = edges
+        if _shading(obj):
+            found = []
+            areas.append(found)
         for a, b in _segments(obj, placed, budget):
             edge = _edge(a[0] - left, top - a[1], b[0] - left, top - b[1])
             if edge is not None:
                 found.append(edge)
     merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
-    if not shaded:
+    areas = [area for area in areas if area]
+    if not areas:
         return merged
-    boxes = [t.bbox for t in grids(merged)] if ruled(merged) else []
-    shaded = [e for e in shaded if not any(_within(e, box) for box in boxes)]
-    return merge_edges(edges + shaded, _SNAP, _SNAP, _SNAP, _SNAP) if shaded else merged
+    cells = [c for t in grids(merged) for c in t.cells] if ruled(merged) else []
+    kept = []
+    for area in areas:
+        if not any(_inside(_box(area), c) for c in cells):
+            kept.extend(area)  # no grid around it: its edges may be all that draws a table
+            continue
+        kept.extend(e for e in area if any(_carries_on(e, rule) for rule in merged))
+    return merge_edges(edges + kept, _SNAP, _SNAP, _SNAP, _SNAP) if kept else merged
 
 
-def _within(edge: Edge, box: tuple[float, float, float, float]) -> bool:
-    """Whether an edge lies inside a box (a grid of rules), give or take a snap."""
-    x0, top, x1, bottom = box
-    return (edge["x0"] >= x0 - _SNAP and edge["x1"] <= x1 + _SNAP
-            and edge["top"] >= top - _SNAP and edge["bottom"] <= bottom + _SNAP)  # fmt: skip
+def _carries_on(edge: Edge, rule: Edge) -> bool:
+    """Whether an edge runs on from a rule: the same orientation and line, give or take a
+    snap, and touching or overlapping it along its length."""
+    if edge["orientation"] != rule["orientation"]:
+        return False
+    at, lo, hi = ("x0", "top", "bottom") if edge["orientation"] == "v" else ("top", "x0", "x1")
+    return (abs(edge[at] - rule[at]) <= _SNAP and edge[lo] <= rule[hi] + _SNAP
+            and rule[lo] <= edge[hi] + _SNAP)  # fmt: skip
+
+
+def _box(edges: list[Edge]) -> tuple[float, float, float, float]:
+    """The box (x0, top, x1, bottom) around edges."""
+    return (min(e["x0"] for e in edges), min(e["top"] for e in edges),
+            max(e["x1"] for e in edges), max(e["bottom"] for e in edges))  # fmt: skip
+
+
+def _inside(box: tuple[float, float, float, float], cell: tuple[float, ...]) -> bool:
+    """Whether a box lies inside a cell of a grid of rules, give or take a snap."""
+    x0, top, x1, bottom = cell
+    return (box[0] >= x0 - _SNAP and box[2] <= x1 + _SNAP
+            and box[1] >= top - _SNAP and box[3] <= bottom + _SNAP)  # fmt: skip
 
 
 def _shading(obj: Any) -> bool:
     """Whether a path is a filled area without a stroke, wider and taller than a rule: a
-    cell's or a row's background. Inside a grid of rules its inset edges would cut narrow
-    empty rows and columns into it; without rules, bands of colour may be all that draws
-    the table."""
+    cell's or a row's background. Inside one cell of a grid of rules, only its edges that
+    carry on a rule of the grid count (a shaded header cell's side, continuing a column's
+    rule up through the header); its other edges, inset from the cell's, would cut narrow
+    empty rows and columns into it (a code span's or a marked cell's background). Bands of
+    colour without rules around them may be all that draws the table."""
     import pypdfium2.raw as pdfium_c
 
     fill, stroke = ctypes.c_int(), ctypes.c_int()
