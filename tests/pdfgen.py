@@ -49,6 +49,10 @@ class Page:
 
     ops: list[bytes] = field(default_factory=list)
     image: tuple[bytes, int, int] | None = None  # deflated grey pixels, width, height
+    # Drawn sideways: the content runs up a portrait page (a landscape table in a report),
+    # and with ``rotate_key`` the page says ``/Rotate 90`` so that a viewer shows it upright.
+    turned: bool = False
+    rotate_key: bool = True
 
     def text(self, x: float, y: float, text: str, *, font: str = "regular", size: float = 11):
         """Draw one run of text with its baseline starting at ``(x, y)``."""
@@ -141,10 +145,15 @@ class Pdf:
                 )
                 xobject = b" /XObject << /Im1 %d 0 R >>" % image_id
                 stream = b"q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q\n" % (self.width, self.height) + stream
+            box, rotate = (self.width, self.height), b""
+            if page.turned:  # (X, Y) of the design -> (height - Y, X) on the portrait page
+                box = (self.height, self.width)
+                stream = b"q 0 1 -1 0 %.2f 0 cm\n" % self.height + stream + b"\nQ"
+                rotate = b" /Rotate 90" if page.rotate_key else b""
             objects[page_id] = (
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /Font << "
-                b"%s >>%s >> /Contents %d 0 R >>"
-                % (self.width, self.height, fonts, xobject, content_id)
+                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f]%s /Resources << "
+                b"/Font << %s >>%s >> /Contents %d 0 R >>"
+                % (*box, rotate, fonts, xobject, content_id)
             )
             objects[content_id] = (
                 b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"

@@ -379,15 +379,16 @@ def test_bands_of_colour_without_rules_draw_the_table() -> None:
 def test_shaded_header_cells_carry_the_column_rules_up_through_the_header() -> None:
     """A browser's table continued on a new page: the header row repeated as shaded cells
     side by side inside the table's border, the rules between columns drawn only from the
-    header down. The shaded cells' sides carry the column rules on, so the header is a row of three cells
-    and not one cell (then taken for a caption and the next row for the header)."""
+    header down. The shaded cells' sides carry the column rules on, so the header is a row
+    of three cells and not one cell (then taken for a caption and the next row for the
+    header)."""
     xs = [LEFT, 260, 400, 540]
     rows = [["Architecture", "ABI name", "Clobbered"]]
     rows += [[f"arch{k}", f"abi{k}", f"r{k}, x{k}"] for k in range(1, 7)]
     doc = Pdf()
     page = doc.page()
     top, height = 672.0, 18.0
-    for x0, x1 in zip(xs, xs[1:]):  # the header's cells, filled and not stroked
+    for x0, x1 in zip(xs, xs[1:], strict=False):  # the header's cells, filled and not stroked
         shade(page, x0 - 6, top - height, x1 - x0, height)
     page.rule(xs[0] - 6, top, xs[-1] - 6, top)
     for k in range(1, len(rows) + 1):
@@ -405,3 +406,111 @@ def test_shaded_header_cells_carry_the_column_rules_up_through_the_header() -> N
     header = [b for b in table.children if b.metadata.get("header")]
     assert [parsed.text[b.start : b.end] for b in header] == ["Architecture | ABI name | Clobbered"]
     assert rows_of(parsed, table)[1:3] == ["arch1 | abi1 | r1, x1", "arch2 | abi2 | r2, x2"]
+
+
+@pytest.mark.parametrize("rotate_key", [True, False], ids=["rotate-90", "no-rotate-key"])
+def test_a_table_printed_sideways_is_read_upright(rotate_key: bool) -> None:
+    """A landscape table drawn up a portrait page (the page says ``/Rotate 90``, or not):
+    its words are placed in the frame where they stand upright, so its rows are rows and
+    not columns read backwards."""
+    rows = [["Topic", "Enquiries", "Share"]]
+    rows += [[f"Topic number {k}", f"{k * 137}", f"{k}.5%"] for k in range(1, 9)]
+    xs = [LEFT, 360, 520, 700]
+
+    def design(turned: bool) -> bytes:
+        doc = Pdf(width=792, height=612)
+        page = doc.page()
+        page.turned, page.rotate_key = turned, rotate_key
+        page.text(LEFT, 560, "Enquiries by topic", font="bold", size=14)
+        ruled_table(page, 520, rows, xs)
+        return doc.to_bytes()
+
+    upright = pdf.parse(design(False), source="upright.pdf")
+    turned = pdf.parse(design(True), source="turned.pdf")
+    (table,) = tables(turned)
+    assert rows_of(turned, table) == rows_of(upright, tables(upright)[0])
+    assert rows_of(turned, table)[:2] == [
+        "Topic | Enquiries | Share",
+        "Topic number 1 | 137 | 1.5%",
+    ]
+    assert turned.text == upright.text
+
+
+def test_rules_that_end_without_a_border_close_the_table_there() -> None:
+    """A report's table ruled between its rows across its whole width and between its
+    value columns, with no border at its sides: the rules' ends make the sides, so that
+    the first column (the labels) and the last are cells of the table. Two rows are too
+    few for a table without rules: without its sides it was not found at all."""
+    xs = [LEFT, 260, 330, 400, 470, 540]
+    rows = [["", "2001", "2002", "2003", "2004"]]
+    rows += [["Persons in training", "29 300", "25 800", "33 300", "33 500"]]
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Participants")
+    top, height = 612.0, 18.0
+    for k in range(len(rows) + 1):  # the first rule (above the header) leaves the label out
+        page.rule((xs[1] if k == 0 else xs[0]) - 6, top - k * height, xs[-1], top - k * height)
+    for x in xs[1:-1]:
+        page.rule(x - 6, top, x - 6, top - height * len(rows))
+    for k, row in enumerate(rows):
+        for x, cell in zip(xs, row, strict=False):
+            page.text(x, top - 12 - k * height, cell, size=10)
+    parsed = pdf.parse(doc.to_bytes(), source="open.pdf")
+    (table,) = tables(parsed)
+    assert rows_of(parsed, table) == [" | ".join(r) for r in rows]
+
+
+def test_a_lone_column_rule_leaves_a_table_to_its_white_space() -> None:
+    """Three rules across (top, under the header, bottom) and one rule after the label
+    column: the value columns are set apart by white space only, and the rules' ends do
+    not make the table a grid whose one value cell holds all its columns."""
+    xs = [LEFT, 250, 330, 410]
+    rows = [["Correct answers", "Freq.", "Percent", "Cum."]]
+    rows += [[f"{k}", f"{k * 300 + 138}", f"{k * 10 + 6}.9", f"{k * 20 + 6}.9"] for k in range(4)]
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Financial literacy")
+    top, height = 612.0, 16.0
+    for k in (0, 1, len(rows)):
+        page.rule(LEFT - 6, top - k * height, 470, top - k * height)
+    page.rule(xs[1] - 12, top, xs[1] - 12, top - height * len(rows))
+    for k, row in enumerate(rows):
+        for x, cell in zip(xs, row, strict=False):
+            page.text(x, top - 12 - k * height, cell, size=10)
+    parsed = pdf.parse(doc.to_bytes(), source="lone.pdf")
+    (table,) = tables(parsed)
+    assert rows_of(parsed, table)[:2] == ["Correct answers | Freq. | Percent | Cum.",
+                                          "0 | 138 | 6.9 | 6.9"]  # fmt: skip
+
+
+def test_a_line_s_background_inside_a_cell_does_not_carry_a_rule_through_it() -> None:
+    """A label cell over two header rows, each of its lines on its own background a point
+    or two inside the cell: the rule between the header rows (drawn from the second
+    column on) is not carried on through the label by the backgrounds' edges."""
+    xs = [LEFT, 200, 300, 400, 500]
+    doc = Pdf()
+    page = doc.page()
+    top, height = 672.0, 14.0
+    for k in (0, 2, 3, 4, 5):
+        page.rule(xs[0] - 6, top - k * height, xs[-1] - 6, top - k * height)
+    page.rule(xs[1] - 6, top - height, xs[-1] - 6, top - height)  # between the header rows
+    for x in xs:
+        page.rule(x - 6, top, x - 6, top - 5 * height)
+    width = xs[1] - xs[0] - 2  # from a point inside the border to a point before the rule
+    shade(page, xs[0] - 5, top - height + 2 - 10, width, 10)  # the label's two lines
+    shade(page, xs[0] - 5, top - height - 8 - 10, width, 10)
+    level = [e for e in _rules_of(doc.to_bytes()) if e["orientation"] == "h"]
+    between = [e for e in level if abs(e["top"] - (792 - top + height)) <= 1]
+    assert [round(e["x0"]) for e in between] == [xs[1] - 6]
+
+
+def _rules_of(data: bytes) -> list[dict]:
+    import pypdfium2 as pdfium
+
+    from fissure.parse.pdf_rules import rules
+
+    document = pdfium.PdfDocument(data)
+    try:
+        return rules(document[0])
+    finally:
+        document.close()

@@ -32,6 +32,7 @@ from typing import Any
 
 from fissure.errors import InputError
 from fissure.parse import pdf_ocr
+from fissure.parse.pdf_frame import Frame, frame_of
 from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_outline
 from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
 from fissure.parse.pdf_rules import Edge, graphics, ruled, rules
@@ -166,10 +167,12 @@ def _read_pages(document: Any, tables: bool) -> _Pages:
         try:
             page = document[index]
             try:
-                size, top = page.get_size(), page.get_mediabox()[3]
+                top = page.get_mediabox()[3]
                 textpage = page.get_textpage()
                 text = textpage.get_text_range()
-                lines, edges = _layout(page, textpage, index + 1, text, pages, tables)
+                frame = frame_of(page, textpage)
+                size = frame.size
+                lines, edges = _layout(page, textpage, frame, index + 1, text, pages, tables)
             finally:
                 page.close()
         except Exception as exc:  # pdfium reports damage as assorted errors; skip the page
@@ -184,13 +187,13 @@ def _read_pages(document: Any, tables: bool) -> _Pages:
 
 
 def _layout(
-    page: Any, textpage: Any, number: int, text: str, pages: _Pages, tables: bool
+    page: Any, textpage: Any, frame: Frame, number: int, text: str, pages: _Pages, tables: bool
 ) -> tuple[list[Line], list[Edge]]:
     """A page's positioned lines (none, the page to be written as its plain text, when
     reading them fails but pdfium has its text) and, with ``tables``, its rules where they
     make a grid."""
     try:
-        lines = page_lines(page, textpage, number, text)
+        lines = page_lines(page, textpage, number, text, frame)
         shown = graphics(page)
     except Exception as exc:
         if not text.strip():
@@ -202,7 +205,7 @@ def _layout(
     if not tables or not (shown.ruled or shown.paths >= _RULE_PATHS):
         return lines, []
     try:  # rules drawn in pieces (a path a cell side) make a grid only when joined
-        edges = rules(page)
+        edges = rules(page, frame)
         return lines, edges if shown.ruled or ruled(edges) else []
     except Exception as exc:
         pages.fall_back(number, "rules", exc, plain=False)

@@ -4,7 +4,9 @@ pdfium gives a page's text in one call and the box of any character by index. Bo
 asked for only at the ends of words (two calls a word, not one a character), which is
 enough to place words and lines, measure the gaps between them and find columns. Font
 facts (bold, monospaced) are asked once a line. Coordinates are points from the top-left
-corner of the media box, as pdfplumber has them, so its table boxes compare directly.
+corner of the page as it is read: the media box, turned where the page's text runs
+sideways (:mod:`~fissure.parse.pdf_frame`); on an unturned page they are pdfplumber's, so
+its table boxes compare directly.
 
 pdfium joins a line that ends in a hyphen to the next one and marks the join with
 ``\\ufffe`` (older builds: ``\\x02``); such a word is split back at the mark here, so that
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from fissure.parse.pdf_frame import Frame, frame_of
 
 __all__ = ["HYPHEN", "Line", "Word", "clean", "page_lines", "reading_order"]
 
@@ -115,10 +119,10 @@ class Line:
 class _Boxes:
     """pdfium's character boxes and font facts for one text page, by raw calls."""
 
-    def __init__(self, raw: Any, left: float, top: float, mapped: bool) -> None:
+    def __init__(self, raw: Any, frame: Frame, mapped: bool) -> None:
         import pypdfium2.raw as pdfium_c
 
-        self.c, self.raw, self.left, self.top = pdfium_c, raw, left, top
+        self.c, self.raw, self.frame = pdfium_c, raw, frame
         # pdfium's text can leave out characters of its character list (NULs, marks):
         # then a text position is translated to a character index, by one more call.
         self.mapped = mapped
@@ -140,7 +144,8 @@ class _Boxes:
         if index < 0 or not self.c.FPDFText_GetLooseCharBox(self.raw, index, self.rect_ref):
             return None
         r = self.rect
-        return r.left - self.left, r.right - self.left, self.top - r.top, self.top - r.bottom
+        x0, x1, top, bottom = self.frame.box(r.left, r.bottom, r.right, r.top)
+        return x0, x1, top, bottom
 
     def font(self, position: int) -> tuple[bool, bool]:
         """Whether a character's font is bold, and whether it is monospaced."""
@@ -156,9 +161,12 @@ class _Boxes:
         return bold, mono
 
 
-def page_lines(page: Any, textpage: Any, number: int, text: str | None = None) -> list[Line]:
+def page_lines(
+    page: Any, textpage: Any, number: int, text: str | None = None, frame: Frame | None = None
+) -> list[Line]:
     """The lines of one page, in pdfium's order (content order, which is mostly reading
-    order; columns are sorted out later).
+    order; columns are sorted out later), placed in the page's reading frame (turned so
+    that its text stands upright, :mod:`~fissure.parse.pdf_frame`).
 
     A hyphen mark or a jump to another baseline inside one of pdfium's lines starts a
     new line. This loop runs for every word of every page, so it binds what it calls.
@@ -168,10 +176,13 @@ def page_lines(page: Any, textpage: Any, number: int, text: str | None = None) -
         textpage: Its ``PdfTextPage``.
         number: The 1-based page number, recorded on each line.
         text: The page's text, when the caller has it already.
+        frame: The page's frame, when the caller has it already.
     """
     text = textpage.get_text_range() if text is None else text
-    left, _, _, top = page.get_mediabox()
-    boxes = _Boxes(textpage.raw, left, top, len(text) != textpage.count_chars())
+    frame = frame_of(page, textpage) if frame is None else frame
+    left, top = frame.left, frame.top
+    turned = frame.box if frame.turn else None
+    boxes = _Boxes(textpage.raw, frame, len(text) != textpage.count_chars())
     get, raw, ref, r = boxes.c.FPDFText_GetLooseCharBox, boxes.raw, boxes.rect_ref, boxes.rect
     index = boxes.index if boxes.mapped else None
     out: list[Line] = []
@@ -197,10 +208,14 @@ def page_lines(page: Any, textpage: Any, number: int, text: str | None = None) -
                 continue
             x0 = x1 = words[-1].x1  # no box: where the word before ends
             w_top, w_bottom = words[-1].top, words[-1].bottom
-        else:
+        elif turned is None:
             x0, w_top, w_bottom, x1 = r.left - left, top - r.top, top - r.bottom, r.right - left
             if j != i and j >= 0 and get(raw, j, ref):
                 x1 = r.right - left
+        else:
+            x0, x1, w_top, w_bottom = turned(r.left, r.bottom, r.right, r.top)
+            if j != i and j >= 0 and get(raw, j, ref):
+                x1 = turned(r.left, r.bottom, r.right, r.top)[1]
         token = (text[a : b - 1] if marked else m.group()).translate(_CLEAN)
         if not token:
             continue

@@ -16,6 +16,8 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any
 
+from fissure.parse.pdf_frame import Frame, frame_of
+
 __all__ = ["Graphics", "graphics", "grids", "ruled", "rules"]
 
 _RULES = 3  # edges each way (crossing) before a page may hold a ruled table
@@ -26,6 +28,8 @@ _LONG = 8.0
 _MAX_OBJECTS = 20000  # a page with more objects is not searched for rules
 _MAX_SEGMENTS = 50000  # path segments read on one page, at most
 _MIN_EDGE = 3.0  # points: a shorter edge is no rule (pdfplumber's edge_min_length)
+_NARROW = 12.0  # points: no column this narrow lies between a rule's end and a border
+_ON_LINE = 1.0  # points: a filled area's side this close to a rule's line carries it on
 _LEVEL = 1.0  # points: a segment this close to level (or plumb) is a rule
 _IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 _SHAPE = 5  # segments: a boxed path with more may be a whole grid drawn as one path
@@ -145,15 +149,15 @@ def ruled(edges: list[Edge]) -> bool:
     return _grid_of(edges)
 
 
-def rules(page: Any) -> list[Edge]:
+def rules(page: Any, frame: Frame | None = None) -> list[Edge]:
     """The page's straight, level or plumb path segments as pdfplumber edges (top-down
-    points from the media box's top-left corner, as the page's words are), snapped and
-    joined as pdfplumber's table finder does (once: :func:`ruled` and :func:`grids` take
-    them so)."""
+    points in the page's reading frame, as the page's words are: unturned by default),
+    snapped and joined as pdfplumber's table finder does (once: :func:`ruled` and
+    :func:`grids` take them so)."""
     import pypdfium2.raw as pdfium_c
     from pdfplumber.table import merge_edges
 
-    left, _, _, top = page.get_mediabox()
+    place = (frame or frame_of(page)).point
     matrix = pdfium_c.FS_MATRIX()
     count = pdfium_c.FPDFPage_CountObjects(page.raw)
     todo = [(pdfium_c.FPDFPage_GetObject(page.raw, k), _IDENTITY) for k in _indexes(count)]
@@ -179,31 +183,100 @@ def rules(page: Any) -> list[Edge]:
             found = []
             areas.append(found)
         for a, b in _segments(obj, placed, budget):
-            edge = _edge(a[0] - left, top - a[1], b[0] - left, top - b[1])
+            edge = _edge(*place(*a), *place(*b))
             if edge is not None:
                 found.append(edge)
     merged = merge_edges(edges, _SNAP, _SNAP, _SNAP, _SNAP)
     areas = [area for area in areas if area]
-    if not areas:
-        return merged
-    cells = [c for t in grids(merged) for c in t.cells] if ruled(merged) else []
-    kept = []
-    for area in areas:
-        if not any(_inside(_box(area), c) for c in cells):
-            kept.extend(area)  # no grid around it: its edges may be all that draws a table
-            continue
-        kept.extend(e for e in area if any(_carries_on(e, rule) for rule in merged))
-    return merge_edges(edges + kept, _SNAP, _SNAP, _SNAP, _SNAP) if kept else merged
+    if areas:
+        cells = [c for t in grids(merged) for c in t.cells] if ruled(merged) else []
+        kept = []
+        for area in areas:
+            if not any(_inside(_box(area), c) for c in cells):
+                kept.extend(area)  # no grid around it: its edges may be all that draws it
+                continue
+            for e in area:  # on the rule's own line: it must not move the rule it carries on
+                rule = next((r for r in merged if _carries_on(e, r)), None)
+                if rule is not None:
+                    kept.append(_moved(e, rule))
+        if kept:
+            merged = merge_edges(edges + kept, _SNAP, _SNAP, _SNAP, _SNAP)
+    return merged + _open_sides(merged, "h") + _open_sides(merged, "v")
+
+
+def _open_sides(edges: list[Edge], way: str) -> list[Edge]:
+    """The sides a table leaves open, drawn where its rules end: many reports rule a
+    table's rows (or columns) across its whole width but draw no border at its sides
+    (or at its top and bottom), and without one a grid has no cells in its first and last
+    columns. Of the ``way`` rules (``h``: horizontal) that a rule of the other way
+    meets, those that end on one line make a side there, between two of them that two
+    rules of the other way meet both (so that a page's running rules, which no column
+    rule meets, are never joined to a table, and a table ruled only after its first
+    column, its other columns set apart by white space, stays for the finder of tables
+    without rules), unless a rule is drawn there already."""
+    mine = [e for e in edges if e["orientation"] == way]
+    other = [e for e in edges if e["orientation"] != way]
+    meets = _meets if way == "h" else lambda v, h: _meets(h, v)
+    mine = [e for e in mine if any(meets(e, r) for r in other)]
+    at, ends = ("top", ("x0", "x1")) if way == "h" else ("x0", ("top", "bottom"))
+    out: list[Edge] = []
+    for end in ends:
+        mine.sort(key=lambda e: e[end])
+        group: list[Edge] = []
+        for e in [*mine, None]:
+            if e is not None and (not group or e[end] - group[-1][end] <= _SNAP):
+                group.append(e)
+                continue
+            out.extend(_sides(sorted(group, key=lambda g: g[at]), end, other, meets, way))
+            group = [e] if e is not None else []
+    return out
+
+
+def _sides(line: list[Edge], end: str, other: list[Edge], meets: Any, way: str) -> list[Edge]:
+    """Sides at ``end`` between rules ending on one line (:func:`_open_sides`), each run of
+    them one edge at one place (the ends' mean), so that the cells beside it share it."""
+    if len(line) < 2:
+        return []
+    pos = sum(e[end] for e in line) / len(line)
+    across = "x0" if way == "h" else "top"  # where a rule of the other way lies
+    at = "top" if way == "h" else "x0"
+    runs: list[list[float]] = []
+    for a, b in zip(line, line[1:], strict=False):
+        both = [r for r in other if meets(a, r) and meets(b, r)]
+        if len(both) < 2 or any(abs(r[across] - pos) <= _NARROW for r in both):
+            continue  # too few rules hold the two together, or the side is drawn (or
+            # the rules only overrun a border drawn just inside their ends)
+        if runs and runs[-1][1] == a[at]:
+            runs[-1][1] = b[at]
+        else:
+            runs.append([a[at], b[at]])
+    sides = (_edge(pos, a, pos, b) if way == "h" else _edge(a, pos, b, pos) for a, b in runs)
+    return [side for side in sides if side is not None]
+
+
+def _meets(h: Edge, v: Edge) -> bool:
+    """Whether a horizontal and a vertical edge cross or touch, give or take a snap."""
+    return (h["x0"] - _SNAP <= v["x0"] <= h["x1"] + _SNAP
+            and v["top"] - _SNAP <= h["top"] <= v["bottom"] + _SNAP)  # fmt: skip
 
 
 def _carries_on(edge: Edge, rule: Edge) -> bool:
-    """Whether an edge runs on from a rule: the same orientation and line, give or take a
-    snap, and touching or overlapping it along its length."""
+    """Whether an edge runs on from a rule: the same orientation, on the rule's very line
+    (within a point: a cell's background meets the border drawn around it, where the
+    background of a line of text inside a cell sits a little off the rules), and touching
+    or overlapping it along its length, give or take a snap."""
     if edge["orientation"] != rule["orientation"]:
         return False
     at, lo, hi = ("x0", "top", "bottom") if edge["orientation"] == "v" else ("top", "x0", "x1")
-    return (abs(edge[at] - rule[at]) <= _SNAP and edge[lo] <= rule[hi] + _SNAP
+    return (abs(edge[at] - rule[at]) <= _ON_LINE and edge[lo] <= rule[hi] + _SNAP
             and rule[lo] <= edge[hi] + _SNAP)  # fmt: skip
+
+
+def _moved(edge: Edge, rule: Edge) -> Edge:
+    """``edge`` moved onto the line of ``rule`` (same orientation)."""
+    if edge["orientation"] == "v":
+        return {**edge, "x0": rule["x0"], "x1": rule["x0"]}
+    return {**edge, "top": rule["top"], "bottom": rule["top"], "doctop": rule["top"]}
 
 
 def _box(edges: list[Edge]) -> tuple[float, float, float, float]:
