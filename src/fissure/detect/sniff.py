@@ -15,7 +15,7 @@ import zipfile
 from pathlib import PurePosixPath
 
 from fissure.detect import mimes
-from fissure.detect.decode import bom_encoding
+from fissure.detect.decode import bom_encoding, unmarked_encoding
 from fissure.types import Detection
 
 _HEAD = 8192
@@ -68,13 +68,14 @@ def detect(data: bytes, source: str, mime: str | None = None) -> Detection:
     if mime:
         return Detection(mimes.normalize(mime), f"given by the caller ({mime})")
     suffix = suffix_of(source)
-    found = _by_signature(data, suffix)
+    encoding = _text_encoding(data[:_HEAD])
+    found = _by_signature(data, suffix, encoding)
     if found is not None:
         return found
     named = mimes.EXTENSIONS.get(suffix)
     if named is not None:
         return Detection(named, f"extension {suffix}")
-    head = data[:_HEAD].decode("utf-8", "replace")
+    head = data[:_HEAD].decode(encoding or "utf-8", "replace")
     unknown = f"unknown extension {suffix}; " if suffix else "no extension; "
     found = _by_shebang(head) or _by_content(data, head)
     if found is not None:
@@ -84,7 +85,15 @@ def detect(data: bytes, source: str, mime: str | None = None) -> Detection:
     return Detection(mimes.PLAIN, unknown + "no format signals; plain text")
 
 
-def _by_signature(data: bytes, suffix: str) -> Detection | None:
+def _text_encoding(head: bytes) -> str | None:
+    """The encoding a BOM names or, without one, that NUL bytes in a UTF-16/32 pattern show."""
+    found = bom_encoding(head)
+    if found is None and b"\x00" in head:
+        found = unmarked_encoding(head)
+    return found
+
+
+def _by_signature(data: bytes, suffix: str, encoding: str | None) -> Detection | None:
     head = data[:_HEAD]
     if b"%PDF-" in head[:1024]:
         return Detection(mimes.PDF, "signature %PDF")
@@ -97,7 +106,7 @@ def _by_signature(data: bytes, suffix: str) -> Detection | None:
     for signature, mime, name in _SIGNATURES:
         if head.startswith(signature):
             return Detection(mime, f"signature {name}")
-    if bom_encoding(head) in (None, "utf-8") and b"\x00" in head:
+    if encoding in (None, "utf-8") and b"\x00" in head:
         named = f" (named {suffix})" if suffix else ""
         return Detection(mimes.BINARY, f"NUL bytes in the first {_HEAD} bytes{named}")
     return None
