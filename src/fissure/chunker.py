@@ -97,19 +97,51 @@ class Chunker:
             self.embedder = load_embedder(self.settings.embedder)
         check_budget(self.settings, self.sizer)
 
-    def chunk(self, text: str, *, source: str = "<text>") -> list[Chunk]:
-        """Chunk a string of text.
+    def chunk(self, text: str, *, source: str = "<text>", mime: str | None = None) -> list[Chunk]:
+        """Chunk a string of text, parsed by its format as a file would be.
+
+        Args:
+            text: The text. A ``str`` only: PDF and DOCX are parsed from their bytes, so pass
+                the file to :meth:`chunk_file` or its bytes to :func:`fissure.chunk`.
+            source: The document's name, as a path names a file: each chunk's ``source``,
+                the start of its ``context``, and the evidence for its format. With a name
+                or ``mime``, the format is detected as for a file of that name holding
+                ``text`` in UTF-8 (:func:`fissure.parse.parse_as_file`): ``mime``, else the
+                extension, else the content (a shebang, JSON, HTML, Markdown signals), and
+                that file would give the same chunks. The default ``"<text>"`` names no
+                file: without ``mime`` the text is split as plain text, with no detection.
+            mime: The format, over the extension: ``"text/markdown"``,
+                ``"text/x-python"``, ``"text/html"``, ``"application/json"``, … (aliases
+                such as ``"text/x-markdown"`` too).
+
+        Offsets index the parsed document's text, which is ``text`` except for formats
+        whose parser extracts the text (HTML, notebooks), as from a file.
 
         Raises:
             TypeError: ``text`` is not a ``str`` (bytes: use :func:`fissure.chunk`, which
                 decodes them, or :meth:`chunk_file`).
+            ConfigError: ``mime`` is not a type fissure knows (the message lists them).
+            InputError: The format is parsed from bytes (PDF, DOCX), or the text is binary.
+
+        Example:
+            >>> chunker = Chunker(max_tokens=200, tokenizer="chars")
+            >>> [c.headings for c in chunker.chunk("# Faults\\n\\nA fracture.", source="a.md")]
+            [('Faults',)]
         """
         if not isinstance(text, str):
             raise TypeError(
                 f"Chunker.chunk takes text as str, not {type(text).__name__}: decode bytes "
                 "first (fissure.chunk(data) does), or pass a file to chunk_file"
             )
-        return self.chunk_document(Document.from_text(text, source=source))
+        if source == "<text>" and mime is None:
+            return self.chunk_document(Document.from_text(text, source=source))
+        from fissure.parse.registry import known_mime, parse_as_file
+
+        if mime is not None:
+            known_mime(mime)
+        # Parsing, like splitting, takes memory in proportion to the text (trace_document).
+        with contextlib.nullcontext() if len(text) < _GUARD_CHARS else self.guarded(source):
+            return self.chunk_document(parse_as_file(text, source, mime))
 
     def chunk_document(self, document: Document) -> list[Chunk]:
         """Chunk a parsed document (its Block tree guides ``structural`` and ``hybrid``)."""
@@ -493,21 +525,51 @@ def load_document(path: str | os.PathLike[str], *, mime: str | None = None) -> D
     return parse(data, str(p), mime)
 
 
-def chunk(text_or_path: str | bytes | os.PathLike[str], **settings: Any) -> list[Chunk]:
+def chunk(
+    text_or_path: str | bytes | os.PathLike[str],
+    *,
+    source: str | None = None,
+    mime: str | None = None,
+    **settings: Any,
+) -> list[Chunk]:
     """Chunk a string, raw bytes, or a file when given a ``pathlib.Path`` (strings are
-    always text).
+    always text, never a path).
 
-    Bytes are decoded as files are (UTF-8, a BOM's encoding, else cp1252) and chunked as
-    plain text. Keyword arguments are :class:`~fissure.config.ChunkSettings` fields.
+    A string is chunked by :meth:`Chunker.chunk`: with ``source`` or ``mime`` its format
+    is detected as a file's, else it is plain text. Bytes with ``source`` or ``mime`` are
+    parsed exactly as a file of that name (PDF and DOCX too); without either they are
+    decoded as files are (UTF-8, a BOM's encoding, else cp1252) and chunked as plain text.
+    Other keyword arguments are :class:`~fissure.config.ChunkSettings` fields.
+
+    Args:
+        text_or_path: The text, the document's bytes, or a path to read.
+        source: The name of a string or bytes (see :meth:`Chunker.chunk`); its extension
+            picks the format. A path names itself: ``source`` with one is a ``TypeError``.
+        mime: The format, over the extension and the content (``"text/markdown"``,
+            ``"text/x-python"``, ``"text/html"``, ``"application/json"``, …).
 
     Raises:
+        ConfigError: A setting cannot work, or ``mime`` is not a type fissure knows.
         InputError: The file cannot be read, or the file or bytes are binary.
     """
+    if mime is not None:
+        from fissure.parse.registry import known_mime
+
+        known_mime(mime)
     chunker = Chunker(**settings)
     if isinstance(text_or_path, os.PathLike):
-        return chunker.chunk_file(text_or_path)
+        if source is not None:
+            raise TypeError("fissure.chunk: a path is its own source; pass source= with text")
+        return chunker.chunk_file(text_or_path, mime=mime)
     if isinstance(text_or_path, bytes | bytearray):
-        from fissure.detect.decode import decode
+        data = bytes(text_or_path)
+        if source is None and mime is None:
+            from fissure.detect.decode import decode
 
-        return chunker.chunk(decode(bytes(text_or_path))[0], source="<bytes>")
-    return chunker.chunk(text_or_path)
+            return chunker.chunk_document(Document.from_text(decode(data)[0], source="<bytes>"))
+        from fissure.parse import parse
+
+        name = source or "<bytes>"
+        with chunker.guarded(name):  # as chunk_file: a binary format's parser is bounded
+            return chunker.chunk_document(parse(data, name, mime))
+    return chunker.chunk(text_or_path, source=source or "<text>", mime=mime)

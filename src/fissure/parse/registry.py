@@ -25,9 +25,9 @@ from typing import Any
 
 from fissure.detect import decode, detect, is_textual, normalize
 from fissure.detect import mimes as m
-from fissure.errors import InputError
+from fissure.errors import ConfigError, InputError
 from fissure.parse import text as plain
-from fissure.types import Document
+from fissure.types import Detection, Document
 
 Parser = Callable[..., Document]
 
@@ -118,12 +118,7 @@ def parse(data: bytes, source: str, mime: str | None = None) -> Document:
     if route is not None and route.binary:
         document = _run_binary(route, data, source, detection.mime, meta)
     else:
-        if route is None and not is_textual(detection.mime):
-            raise InputError(
-                f"{source} is {detection.mime} ({detection.reason}) and fissure has no parser "
-                "for it; pass mime= if it is really text, or add a parser with "
-                "fissure.parse.registry.register"
-            )
+        _refuse_unparsed(route, detection, source)
         try:
             text, encoding = decode_for(detection.mime, data)
         except InputError as exc:
@@ -131,12 +126,52 @@ def parse(data: bytes, source: str, mime: str | None = None) -> Document:
         meta["encoding"] = encoding["encoding"]
         if "fallback" in encoding:
             meta["encoding_fallback"] = encoding["fallback"]
-        if route is None:
-            meta["fallback"] = f"no parser for {detection.mime}; parsed as plain text"
-            document = plain.parse(text, source=source)
-        else:
-            document = _run_text(route, text, source, detection.mime, meta)
+        document = _parse_decoded(route, text, source, detection.mime, meta)
     return replace(document, mime=detection.mime, metadata={**document.metadata, **meta})
+
+
+def parse_as_file(text: str, source: str = "<text>", mime: str | None = None) -> Document:
+    """Parse a string as :func:`parse` parses a file named ``source`` that holds its UTF-8
+    bytes: the same detection (``mime``, else the extension, else the content) and the
+    same parser, so both give the same document.
+
+    The string is not decoded again (a leading BOM stays, a PEP 263 coding line is not
+    obeyed). ``document.text == text`` except where the parser extracts text (HTML,
+    notebooks), as it does from a file; :func:`parse_text` keeps ``text`` always.
+
+    Raises:
+        InputError: The format is parsed from bytes (PDF, DOCX): pass those instead; or the
+            string is binary (NUL characters) with no parser for it.
+    """
+    detection = detect(text.encode("utf-8", "surrogatepass"), source, mime)
+    route = _ROUTES.get(detection.mime)
+    if route is not None and route.binary:
+        raise InputError(
+            f"{source} is {detection.mime} ({detection.reason}), which is parsed from its "
+            "bytes, not from a str: pass the file to Chunker.chunk_file, or its bytes to "
+            "fissure.chunk(data, source=...)"
+        )
+    _refuse_unparsed(route, detection, source)
+    meta: dict[str, Any] = {"detection": detection.reason}
+    document = _parse_decoded(route, text, source, detection.mime, meta)
+    return replace(document, mime=detection.mime, metadata={**document.metadata, **meta})
+
+
+def known_mime(mime: str) -> str:
+    """``mime`` normalised (:func:`fissure.detect.normalize`) when fissure knows it: it has
+    a route, or detection can give it (``application/xml``, parsed as plain text).
+
+    Raises:
+        ConfigError: fissure does not know ``mime``; the message lists the types it does.
+    """
+    name = normalize(mime)
+    known = {*_ROUTES, *m.EXTENSIONS.values()}
+    if name not in known:
+        raise ConfigError(
+            f"unknown mime {mime!r}: use one of {', '.join(sorted(known))} (or an alias "
+            "such as text/x-markdown), or add a parser with fissure.parse.register"
+        )
+    return name
 
 
 def parse_text(text: str, source: str = "<text>", mime: str | None = None) -> Document:
@@ -164,6 +199,26 @@ def parse_text(text: str, source: str = "<text>", mime: str | None = None) -> Do
     if document is None:
         document = plain.parse(text, source=source)
     return replace(document, mime=detection.mime, metadata={**document.metadata, **meta})
+
+
+def _refuse_unparsed(route: Route | None, detection: Detection, source: str) -> None:
+    """Raise when a document is not text and no parser reads its type."""
+    if route is None and not is_textual(detection.mime):
+        raise InputError(
+            f"{source} is {detection.mime} ({detection.reason}) and fissure has no parser "
+            "for it; pass mime= if it is really text, or add a parser with "
+            "fissure.parse.registry.register"
+        )
+
+
+def _parse_decoded(
+    route: Route | None, text: str, source: str, mime: str, meta: dict[str, Any]
+) -> Document:
+    """A text document by its route; without one, plain text, and ``meta`` says so."""
+    if route is None:
+        meta["fallback"] = f"no parser for {mime}; parsed as plain text"
+        return plain.parse(text, source=source)
+    return _run_text(route, text, source, mime, meta)
 
 
 def _run_text(route: Route, text: str, source: str, mime: str, meta: dict[str, Any]) -> Document:
