@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml setup.py $(wildcard src/fissure/_*.pyx src/fissure/*/_*
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch on this machine's disk; an unpinned torch pulls a multi-GB GPU build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,embed,store,eval,bench,postgres,ray,ocr,serve,serve-test]'
+	$(BIN)/python -m pip install -q -e '.[dev,embed,onnx,store,eval,bench,postgres,ray,ocr,serve,serve-test]'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
 
@@ -9,11 +11,20 @@ SPECS = (
     "minilm",
     "minilm:bf16",
     "minilm:auto",
+    "minilm:onnx",
+    "minilm:onnx-fp32",
+    "minilm:onnx-int8",
     "static",
     "static:PATH",
     "http:URL#MODEL",
     "hashing",
 )
+# ONNX Runtime specs -> precision (fissure.embed.onnx); plain "onnx" is the fast one.
+_ONNX: dict[str, Literal["fp32", "int8"]] = {
+    "minilm:onnx": "int8",
+    "minilm:onnx-int8": "int8",
+    "minilm:onnx-fp32": "fp32",
+}
 
 
 def load_embedder(spec: str = "minilm") -> Embedder:
@@ -22,6 +33,9 @@ def load_embedder(spec: str = "minilm") -> Embedder:
     Args:
         spec: ``minilm`` (the default: all-MiniLM-L6-v2, exact), ``minilm:bf16``,
             ``minilm:auto`` (bf16 where the CPU has native bf16 matrix units, else exact),
+            ``minilm:onnx`` (= ``minilm:onnx-int8``: on ONNX Runtime with int8 weights,
+            cosine to the exact vectors about 0.99), ``minilm:onnx-fp32`` (ONNX Runtime,
+            the exact vectors; both export the model once into the cache folder),
             ``static`` (the static MiniLM made by ``fissure models distill``),
             ``static:PATH`` (any model2vec folder) or ``http:URL#MODEL`` (an
             OpenAI-compatible server, e.g. ``http:http://localhost:8080/v1#bge-m3``; the
@@ -41,6 +55,10 @@ def load_embedder(spec: str = "minilm") -> Embedder:
 
         bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
         return MiniLM(precision="bf16" if bf16 else "fp32")
+    if spec in _ONNX:
+        from fissure.embed.onnx import OnnxMiniLM
+
+        return OnnxMiniLM(precision=_ONNX[spec])
     if spec == "static" or spec.startswith("static:"):
         return _static(spec.partition(":")[2])
     if spec.startswith(("http:", "https:")):
@@ -59,17 +77,19 @@ def lazy_embedder(spec: str = "minilm") -> Embedder:
         ConfigError: The spec is unknown or names a model that is not there.
     """
     spec = spec.strip()
-    if spec not in ("minilm", "minilm:fp32", "minilm:bf16", "minilm:auto"):
+    if spec not in ("minilm", "minilm:fp32", "minilm:bf16", "minilm:auto", *_ONNX):
         return load_embedder(spec)
     from fissure.embed.lazy import LazyEmbedder, sentence_transformer_shape
     from fissure.embed.minilm import MINILM_ID
     from fissure.size.sizer import minilm_model_dir
 
-    bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
-    exact = "minilm:bf16" if bf16 else "minilm"
+    if spec in _ONNX:
+        exact, suffix = spec, f"@onnx-{_ONNX[spec]}"
+    else:
+        bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
+        exact, suffix = ("minilm:bf16", "@bf16") if bf16 else ("minilm", "")
     dim, max_tokens = sentence_transformer_shape(minilm_model_dir())
-    model_id = MINILM_ID + ("@bf16" if bf16 else "")
-    return LazyEmbedder(lambda: load_embedder(exact), model_id=model_id, dim=dim,
+    return LazyEmbedder(lambda: load_embedder(exact), model_id=MINILM_ID + suffix, dim=dim,
                         max_tokens=max_tokens)  # fmt: skip
 
 
