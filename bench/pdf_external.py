@@ -6,8 +6,10 @@ Usage (corpus: :mod:`bench.pdf_external_data`; peers' venv: ``bench.pdf_eval --s
     python -m bench.pdf_external --quick    # smoke: 3 documents, few questions
 
 Corpus: the ICDAR 2013 Table Competition documents (EU/US government reports, from
-camelot's tests) and docling's English test PDFs, with their ground truth, copied from
-git mirrors to ``/work/shared/datasets/pdf-external`` (see ``manifest.json`` there).
+camelot's tests), docling's English test PDFs, and pdfplumber's and PyMuPDF's test PDFs
+with an outline, with their ground truth, copied from git mirrors to
+``/work/shared/datasets/pdf-external`` (see ``manifest.json`` there and
+:mod:`bench.pdf_external_data`).
 
 Questions, made by program from the ground truth (seeded; saved to
 ``results/pdf-external-questions.jsonl``):
@@ -21,7 +23,7 @@ Questions, made by program from the ground truth (seeded; saved to
   (ICDAR) or the nearest heading or "Table …" caption before it (docling).
 - *prose*: from docling's Markdown headings, "What does <document> say about <heading>?",
   answered by the first twelve words under the heading (kept only when pdfminer's text of
-  the PDF holds them in that order), and, for the ICDAR documents with an outline,
+  the PDF holds them in that order), and, for the other documents with an outline,
   ``bench.pdf_questions.section_questions`` (twelve words under the outline's heading).
 
 Scoring is ``bench.pdf_eval.score``: one pool per system, all-MiniLM-L6-v2 vectors of what

@@ -119,7 +119,8 @@ def _heading_before(node: Any) -> str:
 
 
 def section_questions(docs: dict[str, Path], rng: random.Random, per_doc: int) -> list[dict]:
-    """Questions on outline sections: the first twelve words under each heading (pdfminer)."""
+    """Questions on outline sections: the first twelve words under each heading (pdfminer),
+    when twelve come before the next heading of the outline."""
     import pdfplumber
     import pypdfium2 as pdfium
 
@@ -138,8 +139,10 @@ def section_questions(docs: dict[str, Path], rng: random.Random, per_doc: int) -
         rng.shuffle(marks)
         found = []
         with pdfplumber.open(path) as plumber:
+            titles = frozenset(norm(h) for h, _ in marks)
             for heading, page in marks:
-                answer = _words_after(plumber.pages[page].extract_text() or "", heading)
+                text = plumber.pages[page].extract_text() or ""
+                answer = _words_after(text, heading, titles - {norm(heading)})
                 if answer and not _SKIPPED_SECTIONS.search(heading) and ".." not in answer:
                     found.append({
                         "doc": name, "kind": "section", "answer": answer, "heading": heading,
@@ -151,14 +154,27 @@ def section_questions(docs: dict[str, Path], rng: random.Random, per_doc: int) -
     return out
 
 
-def _words_after(page_text: str, heading: str) -> str | None:
-    """The first twelve words after the line that spells ``heading``, if twelve follow."""
+def _words_after(
+    page_text: str, heading: str, headings: frozenset[str] = frozenset()
+) -> str | None:
+    """The first twelve words after the line that spells ``heading``, if twelve follow
+    before the next line that spells one of ``headings`` (normalised: the section's own
+    text, not the titles of the sections after it)."""
     lines = page_text.split("\n")
     want = norm(heading)
     for k, line in enumerate(lines):
-        if want and (
-            norm(line) == want or (norm(line).endswith(want) and len(norm(line)) < len(want) + 8)
-        ):
-            words = " ".join(lines[k + 1 : k + 8]).split()
+        if want and _spells(line, want):
+            body = []
+            for after in lines[k + 1 : k + 8]:
+                if any(_spells(after, other) for other in headings if other):
+                    break
+                body.append(after)
+            words = " ".join(body).split()
             return " ".join(words[:12]) if len(words) >= 12 else None
     return None
+
+
+def _spells(line: str, want: str) -> bool:
+    """Whether a printed line is a heading's title (perhaps after its number)."""
+    got = norm(line)
+    return got == want or (got.endswith(want) and len(got) < len(want) + 8)
