@@ -9,6 +9,7 @@ import typer
 from fissure.cli import chunk as chunk_cmd
 from fissure.cli import config as config_cmd
 from fissure.cli import dlq as dlq_cmd
+from fissure.cli import embed_serve as embed_serve_cmd
 from fissure.cli import estimate as estimate_cmd
 from fissure.cli import eval as eval_cmd
 from fissure.cli import ingest as ingest_cmd
@@ -36,6 +37,7 @@ app.command("status")(status_cmd.status)
 app.command("show")(show_cmd.show)
 app.command("eval")(eval_cmd.eval_)
 app.command("serve")(serve_cmd.serve)
+app.command("embed-serve")(embed_serve_cmd.embed_serve)
 app.command("submit")(submit_cmd.submit)
 app.command("key")(key_cmd.key)
 app.command("recommend")(recommend_cmd.recommend)

@@ -39,10 +39,14 @@ class HttpEmbedder:
             Without one no ``Authorization`` header is sent (local servers).
         api_key_env: Where to look for the key.
         batch_size: Texts per request.
-        max_retries: Retries of a request that failed with 408/409/429/5xx or a network error.
-        backoff: First retry delay in seconds; it doubles each time (with jitter) unless
-            the server sends ``Retry-After``.
-        timeout: Seconds per request.
+        max_retries: Retries of a request that failed with 408/409/429/5xx or a network error
+            (default ``$FISSURE_EMBED_RETRIES``, else 5). Once a request has failed for
+            good on network errors (the server is gone), later requests try once until one
+            succeeds, so a run's remaining documents reach the dead-letter queue at once
+            instead of each waiting out the whole schedule.
+        backoff: First retry delay in seconds (default ``$FISSURE_EMBED_BACKOFF``, else 0.5);
+            it doubles each time (with jitter) unless the server sends ``Retry-After``.
+        timeout: Seconds per request (default ``$FISSURE_EMBED_TIMEOUT``, else 60).
         dim: Vector width if known; otherwise learned from the first response.
         max_tokens: The model's input limit in its tokens (8191 for OpenAI's models).
 
@@ -58,9 +62,9 @@ class HttpEmbedder:
         api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         batch_size: int = 128,
-        max_retries: int = 5,
-        backoff: float = 0.5,
-        timeout: float = 60.0,
+        max_retries: int | None = None,
+        backoff: float | None = None,
+        timeout: float | None = None,
         dim: int | None = None,
         max_tokens: int = 8191,
     ) -> None:
@@ -69,6 +73,9 @@ class HttpEmbedder:
             raise ConfigError(f"not an http(s) URL: {base_url!r} (e.g. http://localhost:8080/v1)")
         if not model:
             raise ConfigError("an embedding model name is needed (http:URL#MODEL)")
+        max_retries = int(_env("FISSURE_EMBED_RETRIES", 5)) if max_retries is None else max_retries
+        backoff = _env("FISSURE_EMBED_BACKOFF", 0.5) if backoff is None else backoff
+        timeout = _env("FISSURE_EMBED_TIMEOUT", 60.0) if timeout is None else timeout
         if batch_size < 1 or max_retries < 0 or backoff < 0 or timeout <= 0:
             raise ConfigError("batch_size >= 1, max_retries >= 0, backoff >= 0, timeout > 0")
         url = base_url.rstrip("/")
@@ -81,6 +88,7 @@ class HttpEmbedder:
         self.max_tokens = max_tokens
         self.model_id = f"http:{self.endpoint}#{model}"
         self._dim = dim
+        self._unreachable = False  # the last request failed for good on network errors
         key = api_key or os.environ.get(api_key_env)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
@@ -133,14 +141,18 @@ class HttpEmbedder:
         return vectors
 
     def _post(self, body: bytes) -> Any:
-        """POST with retries on throttling, server errors and network errors."""
-        for attempt in range(self.max_retries + 1):
+        """POST with retries on throttling, server errors and network errors (one try only
+        while the server is unreachable, see ``max_retries``)."""
+        tries = 1 if self._unreachable else self.max_retries + 1
+        for attempt in range(tries):
             try:
                 status, content, retry_after = self._send(
                     self.endpoint, body, self._headers, self.timeout
                 )
             except OSError as exc:
                 status, content, retry_after = None, str(exc).encode(), None
+            if status is not None:
+                self._unreachable = False  # it answered, whatever it said
             if status == 200:
                 try:
                     return json.loads(content)
@@ -149,11 +161,15 @@ class HttpEmbedder:
             detail = content[:300].decode("utf-8", "replace")
             if status is not None and status not in RETRY_STATUS:
                 raise EmbeddingServiceError(f"{self.endpoint} answered {status}: {detail}")
-            if attempt < self.max_retries:
+            if attempt < tries - 1:
                 time.sleep(self._delay(attempt, retry_after))
+        note = ""
+        if tries == 1 and self.max_retries > 0:
+            note = " (tried once: it was unreachable on the request before)"
+        self._unreachable = status is None
         raise EmbeddingServiceError(
-            f"{self.endpoint} failed {self.max_retries + 1} times, last with "
-            f"{status or 'a network error'}: {detail}"
+            f"{self.endpoint} failed {tries} time{'s' * (tries > 1)}, last with "
+            f"{status or 'a network error'}: {detail}{note}"
         )
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
@@ -163,6 +179,21 @@ class HttpEmbedder:
             except ValueError:
                 pass  # an HTTP date; fall back to our own schedule
         return min(self.backoff * 2**attempt * random.uniform(0.5, 1.0), _MAX_DELAY)
+
+
+def _env(name: str, default: float) -> float:
+    """A number from the environment, else ``default``.
+
+    Raises:
+        ConfigError: The variable is set but is not a number.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"${name}={raw!r} is not a number (e.g. {default:g})") from None
 
 
 Sender = Any  # (url, body, headers, timeout) -> (status, content, retry_after)
