@@ -64,23 +64,26 @@ class TableHeads:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._found: dict[int, tuple[int, str] | None] = {}
+        self._found: dict[int, tuple[int, str, bool] | None] = {}
 
     def line_for(self, table: Block, start: int) -> str | None:
         """The header line to carry in front of a chunk starting at ``start`` inside
         ``table``, or ``None`` when the chunk starts at or before the header (it holds the
-        header itself) or the table has no body."""
+        header itself, unless the header is stacked over several printed lines: then the
+        chunk carries them joined column by column too, which its lines do not spell) or
+        the table has no body."""
         key = id(table)
         if key not in self._found:
             self._found[key] = self._head(table)
         head = self._found[key]
-        if head is None or start < head[0]:
+        if head is None or (start < head[0] and not head[2]):
             return None
         return head[1]
 
-    def _head(self, table: Block) -> tuple[int, str] | None:
-        """Where the table's body starts, and its header line(s) joined by `` / `` (or
-        column by column, :func:`_joined`, where the parser says they are stacked)."""
+    def _head(self, table: Block) -> tuple[int, str, bool] | None:
+        """Where the table's body starts, its header line(s) joined by `` / `` (or column
+        by column, :func:`_joined`, where the parser says they are stacked), and whether
+        the chunk that holds the header carries the line too (a stacked header joined)."""
         rows = [c for c in table.children if c.kind in _ROWS]
         if len(rows) < 2 or table.metadata.get("header_rows") == 0:
             return None  # the parser knows the table has no header (its first row is data)
@@ -94,17 +97,22 @@ class TableHeads:
                 lines.append(first)
         if not lines:
             return None
-        joined = _joined(lines) if table.metadata.get("header_stacked") else " / ".join(lines)
-        return head[-1].end, joined
+        if table.metadata.get("header_stacked"):
+            joined = _joined(lines)
+            return head[-1].end, joined, joined not in lines
+        return head[-1].end, " / ".join(lines), False
 
 
 def _joined(lines: list[str]) -> str:
     """Header rows stacked over one another (a PDF table says ``header_stacked``) as one
-    line: column by column where every row has as many ``|`` cells (``| 2023 | 2024``
-    over ``Region | $m | $m`` is ``Region | 2023 $m | 2024 $m``), else the rows apart by
-    `` / ``."""
+    line: column by column where every row with cells has as many ``|`` cells (``| 2023 |
+    2024`` over ``Region | $m | $m`` is ``Region | 2023 $m | 2024 $m``), after the lines
+    across the whole table (a spanning title row), else the rows apart by `` / ``."""
     rows = [[cell.strip() for cell in line.split("|")] for line in lines]
-    if len(rows) < 2 or len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
+    titles = [r[0] for r in rows if len(r) == 1]  # a line across the whole table
+    rows = [r for r in rows if len(r) > 1]
+    if not rows or len({len(r) for r in rows}) != 1:
         return " / ".join(lines)
     columns = zip(*rows, strict=True)
-    return " | ".join(" ".join(c for c in column if c) for column in columns).strip()
+    joined = " | ".join(" ".join(c for c in column if c) for column in columns).strip()
+    return " / ".join([*titles, joined])
