@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 import sysconfig
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,6 +170,20 @@ def subset(corpus: Corpus, limit_mb: float) -> Corpus:
             used += size
     chosen.sort(key=lambda d: d.id)
     return Corpus(corpus.name, corpus.source, tuple(chosen))
+
+
+def prose_paragraphs(limit: int) -> Iterator[str]:
+    """Paragraphs of the Rust books' text (the prose corpus), cycled to ``limit`` chars."""
+    docs = load("prose").documents
+    used = 0
+    while True:
+        for doc in docs:
+            for paragraph in doc.text.split("\n\n"):
+                if paragraph.strip():
+                    yield paragraph.strip()
+                    used += len(paragraph)
+                    if used >= limit:
+                        return
 
 
 def _read_cache(path: Path, name: str, root: Path) -> Corpus | None:

@@ -35,7 +35,7 @@ import statistics
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,26 +105,12 @@ def _not_minified(text: str) -> bool:
     return text.count("\n") > 20 and len(text) / (text.count("\n") + 1) < 200
 
 
-def _prose_paragraphs(limit: int) -> Iterator[str]:
-    """Paragraphs of the Rust books' text (the prose corpus), cycled to ``limit`` chars."""
-    docs = corpora.load("prose").documents
-    used = 0
-    while True:
-        for doc in docs:
-            for paragraph in doc.text.split("\n\n"):
-                if paragraph.strip():
-                    yield paragraph.strip()
-                    used += len(paragraph)
-                    if used >= limit:
-                        return
-
-
 def _pdf(limit: int) -> Input:
     from tests.corpus.make_binary import make_pdf
 
     pages: list[list[list[str]]] = [[]]
     lines_on_page = 0
-    for paragraph in _prose_paragraphs(limit):
+    for paragraph in corpora.prose_paragraphs(limit):
         text = paragraph.encode("cp1252", "ignore").decode("cp1252")
         lines = textwrap.wrap(" ".join(text.split()), 90)[:40]
         if lines_on_page + len(lines) > 44:
@@ -146,7 +132,7 @@ def _docx(limit: int) -> Input:
 
     document = docx.Document()
     rng = random.Random(0)
-    for i, paragraph in enumerate(_prose_paragraphs(limit)):
+    for i, paragraph in enumerate(corpora.prose_paragraphs(limit)):
         if i % 12 == 0:
             document.add_heading(" ".join(paragraph.split()[:6]), level=1 + (i // 12) % 3)
         elif i % 12 in (5, 6, 7):

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import environment
+from bench import corpora, environment
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -43,11 +43,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def _text_only(pages: int) -> list[tuple[str, bytes]]:
     from tests.corpus.make_binary import make_pdf
 
-    from bench.formats import _prose_paragraphs
-
     out: list[list[list[str]]] = [[]]
     lines_on_page = 0
-    for paragraph in _prose_paragraphs(10**8):
+    for paragraph in corpora.prose_paragraphs(10**8):
         text = paragraph.encode("cp1252", "ignore").decode("cp1252")
         lines = textwrap.wrap(" ".join(text.split()), 90)[:40]
         if lines_on_page + len(lines) > 44:
