@@ -19,7 +19,6 @@ Chroma on upsert, after it on delete, so at any crash it holds every chunk Chrom
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,9 @@ import numpy as np
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.exact import Batch, Rows, VectorFile, memory_rows
 from fissure.store.fusion import Fusion, check_mode
+from fissure.store.ids import link_id
 from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex, open_beside
-from fissure.store.protocol import Hit, Piece
+from fissure.store.protocol import Hit, Piece, chunk_metadata
 from fissure.store.ranking import id_keys, text_keys, unit, unit_rows
 from fissure.store.search import SEARCHES, Plan, Search
 from fissure.types import Chunk
@@ -138,7 +138,7 @@ class ChromaStore:
         chunk_ids = [c for p in pieces for c in p.chunk_ids]
         if not links:
             return
-        ids = [_link_id(p.piece_id, c) for (p, _), c in zip(links, chunk_ids, strict=True)]
+        ids = [link_id(p.piece_id, c) for (p, _), c in zip(links, chunk_ids, strict=True)]
         batch = Batch(ids, id_keys([p.source for p, _ in links]), id_keys(chunk_ids),
                       np.asarray([v for _, v in links], dtype=np.float32),
                       np.asarray([p.start for p, _ in links], dtype=np.int64))  # fmt: skip
@@ -228,6 +228,13 @@ class ChromaStore:
         query = unit(vector) if vector is not None else np.zeros(0, dtype=np.float32)
         plan = Plan(query, k, where, weight, collapse, mode, text or "", fusion or Fusion())
         return Search(self, rows, plan).run(exact)
+
+    def close(self) -> None:
+        """Close the lexical index's file (Chroma and the exact copy write through and hold
+        nothing open); the store opens it again if it is used after."""
+        if self._lexical is not None:
+            self._lexical.close()
+            self._lexical, self._lexical_synced = None, False
 
     def lexical(self) -> LexicalIndex:
         """The lexical index of the chunks, opened on first use; rebuilt from Chroma once
@@ -374,31 +381,6 @@ def _records(collection: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
         for i, t, m in zip(page["ids"], docs, metas, strict=True):
             yield i, t or "", dict(m or {})
         offset += len(page["ids"])
-
-
-def _link_id(piece_id: str, chunk_id: str) -> str:
-    return hashlib.sha256(f"{piece_id}\0{chunk_id}".encode()).hexdigest()[:32]
-
-
-def chunk_metadata(chunk: Chunk) -> dict[str, str | int]:
-    """What the store keeps about a chunk; Chroma takes only scalars, so no ``None``."""
-    meta: dict[str, str | int] = {
-        "source": chunk.source or "",
-        "doc_id": chunk.doc_id,
-        "index": chunk.index,
-        "start": chunk.start,
-        "end": chunk.end,
-        "line_start": chunk.lines[0],
-        "line_end": chunk.lines[1],
-        "headings": " › ".join(chunk.headings),
-        "n_tokens": chunk.n_tokens,
-        "strategy": chunk.strategy,
-    }
-    for key in ("entity", "page", "cell"):
-        value = getattr(chunk, key)
-        if value is not None:
-            meta[key] = value
-    return meta
 
 
 def _where(where: Mapping[str, Any] | None) -> dict[str, Any] | None:

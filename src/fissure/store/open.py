@@ -10,12 +10,19 @@ store: another namespace in the database, or the folder ``FOLDER/namespaces/NAME
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.manifest import FILENAME, Manifest, ManifestProtocol
-from fissure.store.protocol import Store
+from fissure.store.protocol import Hit, Piece, Store
+from fissure.types import Chunk
+
+if TYPE_CHECKING:
+    from fissure.store.chroma import ChromaStore
 
 DEFAULT_NAMESPACE = "default"
 _SCHEMES = ("postgresql://", "postgres://")
@@ -70,15 +77,17 @@ def cache_folder(spec: str | Path) -> Path:
 
 
 def close_store(store: Store) -> None:
-    """Close a store that holds a connection (the others need nothing)."""
-    close = getattr(type(store), "close", None)
-    if close is not None:
-        close(store)
+    """Close a store (:meth:`Store.close <fissure.store.protocol.Store.close>`)."""
+    store.close()
 
 
 class LazyChroma:
     """The default store, opened on first use: a run with nothing to change never pays
-    for importing and opening Chroma (seconds), which keeps no-change re-runs instant."""
+    for importing and opening Chroma (seconds), which keeps no-change re-runs instant.
+
+    The :class:`~fissure.store.protocol.Store` methods are its own; any other attribute
+    is the opened :class:`~fissure.store.chroma.ChromaStore`'s.
+    """
 
     def __init__(self, folder: Path) -> None:
         import importlib.util
@@ -88,14 +97,64 @@ class LazyChroma:
         if importlib.util.find_spec("chromadb") is None:
             raise MissingDependencyError("chromadb", purpose="the vector store")
         self.folder = folder
-        self._store: Store | None = None
+        self._store: ChromaStore | None = None
 
-    def close(self) -> None:
-        """Nothing to close: Chroma writes through."""
-
-    def __getattr__(self, name: str) -> Any:
+    def _opened(self) -> ChromaStore:
         if self._store is None:
             from fissure.store.chroma import ChromaStore
 
             self._store = ChromaStore(self.folder)
-        return getattr(self._store, name)
+        return self._store
+
+    def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
+        """:meth:`ChromaStore.upsert <fissure.store.chroma.ChromaStore.upsert>`."""
+        self._opened().upsert(chunks, embeddings)
+
+    def upsert_pieces(self, pieces: Sequence[Piece], embeddings: np.ndarray) -> None:
+        """:meth:`ChromaStore.upsert_pieces <fissure.store.chroma.ChromaStore.upsert_pieces>`."""
+        self._opened().upsert_pieces(pieces, embeddings)
+
+    def delete_sources(self, sources: Sequence[str]) -> None:
+        """:meth:`ChromaStore.delete_sources <fissure.store.chroma.ChromaStore.delete_sources>`."""
+        self._opened().delete_sources(sources)
+
+    def query(
+        self,
+        vector: np.ndarray | None,
+        k: int = 5,
+        where: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> list[Hit]:
+        """:meth:`ChromaStore.query <fissure.store.chroma.ChromaStore.query>` (its keyword
+        options included)."""
+        return self._opened().query(vector, k, where, **options)
+
+    def count(self) -> int:
+        """:meth:`ChromaStore.count <fissure.store.chroma.ChromaStore.count>`."""
+        return self._opened().count()
+
+    def count_pieces(self) -> int:
+        """:meth:`ChromaStore.count_pieces <fissure.store.chroma.ChromaStore.count_pieces>`."""
+        return self._opened().count_pieces()
+
+    def items(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """:meth:`ChromaStore.items <fissure.store.chroma.ChromaStore.items>`."""
+        return self._opened().items()
+
+    def source_items(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """:meth:`ChromaStore.source_items <fissure.store.chroma.ChromaStore.source_items>`."""
+        return self._opened().source_items(source)
+
+    def pieces(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """:meth:`ChromaStore.pieces <fissure.store.chroma.ChromaStore.pieces>`."""
+        return self._opened().pieces()
+
+    def close(self) -> None:
+        """Close the store if it was opened (nothing to do otherwise)."""
+        if self._store is not None:
+            self._store.close()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_store":  # not set yet (a copy being built): never recurse
+            raise AttributeError(name)
+        return getattr(self._opened(), name)

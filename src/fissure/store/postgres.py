@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from fissure.errors import ConfigError
-from fissure.store.chroma import _link_id, chunk_metadata
 from fissure.store.fusion import check_mode
+from fissure.store.ids import link_id
 from fissure.store.pg_schema import Database, ensure_vector_index
-from fissure.store.protocol import Hit, Piece
+from fissure.store.protocol import Hit, Piece, chunk_metadata
 from fissure.store.ranking import blend, id_keys, places, text_keys, top
 from fissure.types import Chunk
 
@@ -103,7 +103,7 @@ class PostgresStore:
         """Add or replace pieces: one row per (piece, overlapped chunk) link."""
         vectors = self._vectors("fissure_pieces", pieces, embeddings)
         rows = [
-            (self.namespace, _link_id(p.piece_id, c), p.piece_id, c, p.source, p.start, p.end,
+            (self.namespace, link_id(p.piece_id, c), p.piece_id, c, p.source, p.start, p.end,
              p.text, vectors.shape[1], v)
             for p, v in zip(pieces, vectors, strict=True)
             for c in p.chunk_ids

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from fissure.store.ids import piece_id
 from fissure.types import Chunk
 
 
@@ -62,9 +62,32 @@ class Piece:
 
     @property
     def piece_id(self) -> str:
-        """Content-addressed: a hash of the source, the offsets and the text."""
-        raw = f"{self.source}\0{self.start}\0{self.end}\0{self.text}"
-        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        """Content-addressed: a hash of the source, the offsets and the text
+        (:func:`fissure.store.ids.piece_id`)."""
+        return piece_id(self.source, self.start, self.end, self.text)
+
+
+def chunk_metadata(chunk: Chunk) -> dict[str, str | int]:
+    """What every store keeps about a chunk, and hands back as ``Hit.metadata``: scalars
+    only (Chroma takes no others), so an unset ``entity``, ``page`` or ``cell`` is left out
+    rather than stored as ``None``."""
+    meta: dict[str, str | int] = {
+        "source": chunk.source or "",
+        "doc_id": chunk.doc_id,
+        "index": chunk.index,
+        "start": chunk.start,
+        "end": chunk.end,
+        "line_start": chunk.lines[0],
+        "line_end": chunk.lines[1],
+        "headings": " › ".join(chunk.headings),
+        "n_tokens": chunk.n_tokens,
+        "strategy": chunk.strategy,
+    }
+    for key in ("entity", "page", "cell"):
+        value = getattr(chunk, key)
+        if value is not None:
+            meta[key] = value
+    return meta
 
 
 @runtime_checkable
@@ -73,7 +96,9 @@ class Store(Protocol):
 
     Writes must be idempotent: upserting the same chunk twice leaves one copy, and deleting
     a source that has no chunks does nothing. The ingest pipeline relies on both to resume
-    after a crash.
+    after a crash. A store is one namespace: it never reads, counts or deletes another's
+    records. Every backend runs the same contract tests (``tests/store/test_contract.py``);
+    where one falls short of a promise below today, its test says so (a strict ``xfail``).
 
     Every store answers :meth:`query` the same way (``fissure.store.ranking`` has the
     shared parts; ``docs/store.md`` the reasons):
@@ -106,15 +131,30 @@ class Store(Protocol):
     """
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
-        """Add or replace ``chunks`` (keyed by ``chunk_id``) with one vector each."""
+        """Add or replace ``chunks`` (keyed by ``chunk_id``) with one vector each (row ``i``
+        of ``embeddings`` for ``chunks[i]``); the text and :func:`chunk_metadata` are kept
+        exactly.
+
+        Raises:
+            ValueError: ``chunks`` and ``embeddings`` differ in length.
+            StoreError: The store refused the write (it is then left as it was).
+        """
         ...
 
     def upsert_pieces(self, pieces: Sequence[Piece], embeddings: np.ndarray) -> None:
-        """Add or replace ``pieces`` (keyed by ``piece_id``) with one vector each."""
+        """Add or replace ``pieces`` (keyed by ``piece_id``) with one vector each: one record
+        per (piece, chunk it overlaps), keyed by :func:`fissure.store.ids.link_id`.
+
+        Raises:
+            ValueError: ``pieces`` and ``embeddings`` differ in length.
+            StoreError: The store refused the write (it is then left as it was).
+        """
         ...
 
     def delete_sources(self, sources: Sequence[str]) -> None:
-        """Remove every chunk and piece whose document came from one of ``sources``."""
+        """Remove every chunk and piece whose document came from one of ``sources`` (a
+        source without chunks is no error). Replacing a document is this, then
+        :meth:`upsert` of its new chunks: nothing of the old version is left."""
         ...
 
     def query(
@@ -130,9 +170,39 @@ class Store(Protocol):
     ) -> list[Hit]:
         """The ``k`` best chunks for ``vector`` (and ``text``, in the lexical modes) under
         ``where``, as the class docstring defines them (exact scores, ``sub_weight``
-        blending, near-copies collapsed, ``mode``)."""
+        blending, near-copies collapsed, ``mode``); ``[]`` for an empty store or ``k < 1``.
+
+        Raises:
+            ConfigError: ``sub_weight`` is not within 0..1, ``mode`` is unknown or not
+                served by this store, a dense mode has no ``vector``, a lexical one no
+                ``text``, or ``where`` holds a value that is not a string, number or
+                boolean.
+        """
         ...
 
     def count(self) -> int:
         """How many chunks the store holds."""
+        ...
+
+    def count_pieces(self) -> int:
+        """How many piece records (one per piece and chunk it overlaps) the store holds."""
+        ...
+
+    def items(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Every stored chunk as ``(chunk_id, text, metadata)``, in no promised order."""
+        ...
+
+    def source_items(self, source: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every stored ``(chunk_id, text, metadata)`` of the document from ``source``, in
+        chunk order (``metadata["index"]``); ``[]`` for a source the store does not hold."""
+        ...
+
+    def pieces(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Every stored piece record as ``(link_id, text, metadata)``, in no promised order;
+        the metadata holds ``source``, ``start``, ``end``, ``piece_id`` and ``chunk_id``."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the store holds open (connections, file handles). Everything
+        written is already durable: a store opened again on the same place sees it."""
         ...
