@@ -479,8 +479,10 @@ def test_a_lone_column_rule_leaves_a_table_to_its_white_space() -> None:
             page.text(x, top - 12 - k * height, cell, size=10)
     parsed = pdf.parse(doc.to_bytes(), source="lone.pdf")
     (table,) = tables(parsed)
-    assert rows_of(parsed, table)[:2] == ["Correct answers | Freq. | Percent | Cum.",
-                                          "0 | 138 | 6.9 | 6.9"]  # fmt: skip
+    assert rows_of(parsed, table)[:2] == [
+        "Correct answers | Freq. | Percent | Cum.",
+        "0 | 138 | 6.9 | 6.9",
+    ]
 
 
 def test_a_line_s_background_inside_a_cell_does_not_carry_a_rule_through_it() -> None:
@@ -514,3 +516,77 @@ def _rules_of(data: bytes) -> list[dict]:
         return rules(document[0])
     finally:
         document.close()
+
+
+def test_a_typewritten_report_s_table_is_a_table() -> None:
+    """A report set in a monospaced font throughout (typed, then printed to PDF): its
+    monospaced lines are not code, so its table of figures is found as a table."""
+    doc = Pdf()
+    page = doc.page()
+    page.text(LEFT, 720, "APPENDIX A", font="mono", size=11)
+    page.text(LEFT, 700, "Table A.1: Census population by age groups", font="mono", size=11)
+    y = page.lines(
+        LEFT,
+        670,
+        [
+            "The population figures below are taken from the census of the year",
+            "and are used to weigh the survey results for each of the age groups.",
+            "They are shown as a proportion of the total and as counts of persons.",
+        ],
+        font="mono",
+        size=11,
+    )
+    rows = [["Age groups", "Proportion", "Total"]]
+    rows += [
+        [f"{10 * k} - {10 * k + 9} years", f"0.{k}{k + 3}5", f"{k},{k}33,692"] for k in range(9)
+    ]
+    for k, row in enumerate(rows):
+        for x, cell in zip([LEFT, 260, 400], row, strict=True):
+            page.text(x, y - 20 - 15 * k, cell, font="mono", size=11)
+    page.lines(
+        LEFT,
+        y - 40 - 15 * len(rows),
+        [
+            "Source: the census bureau, by the survey's own tabulation of its data.",
+            "The proportions add up to one over the age groups of the whole table.",
+            "",
+            "The weights were checked against the counts of the year before, and",
+            "no age group moved by more than a hundredth of its share from it, so",
+            "that the weighting of the survey stays as it was in the earlier round.",
+        ],
+        font="mono",
+        size=11,
+    )
+    parsed = pdf.parse(doc.to_bytes(), source="typed.pdf")
+    (table,) = tables(parsed)
+    assert rows_of(parsed, table)[:2] == [
+        "Age groups | Proportion | Total",
+        "0 - 9 years | 0.035 | 0,033,692",
+    ]
+    assert parsed.metadata["typewritten"] is True
+
+
+def test_ruled_tables_side_by_side_are_each_read() -> None:
+    """Two ruled tables side by side, their rows on the same baselines (pdfium reads a row
+    of both as one line): each table reads its own half of every line."""
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Enquiries by country")
+    left = [["Topic A", "Enquiries"]] + [[f"Country {k}", f"{300 - 7 * k}"] for k in range(8)]
+    right = [["Topic B", "Enquiries"]] + [[f"Nation {k}", f"{200 - 5 * k}"] for k in range(8)]
+    top, height, xs = 652.0, 18.0, [LEFT, 170, 240, 256, 380, 450]
+    for k in range(len(left) + 1):
+        page.rule(xs[0] - 6, top - k * height, xs[2] - 6, top - k * height)
+        page.rule(xs[3] - 6, top - k * height, xs[5] - 6, top - k * height)
+    for x in xs:
+        page.rule(x - 6, top, x - 6, top - height * len(left))
+    for k in range(len(left)):  # a row of both tables drawn together: label, figure, label, figure
+        for x, cell in zip(xs, [*left[k], "", *right[k]], strict=False):
+            if cell:
+                page.text(x, top - 12 - k * height, cell, size=10)
+    parsed = pdf.parse(doc.to_bytes(), source="side.pdf")
+    found = tables(parsed)
+    assert [rows_of(parsed, t)[:2] for t in found] == [
+        ["Topic A | Enquiries", "Country 0 | 300"],
+        ["Topic B | Enquiries", "Nation 0 | 200"],
+    ]

@@ -37,7 +37,7 @@ from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_
 from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
 from fissure.parse.pdf_rules import Edge, graphics, ruled, rules
 from fissure.parse.pdf_runs import aligned_runs
-from fissure.parse.pdf_tables import place, tables_on
+from fissure.parse.pdf_tables import place, split_at_grids, tables_on
 from fissure.parse.pdf_text import mark_furniture
 from fissure.parse.pdf_write import PAGE_SEPARATOR, PageFailed, PdfLevel, write
 from fissure.parse.pdfguard import check_streams
@@ -47,6 +47,8 @@ __all__ = ["PAGE_SEPARATOR", "PdfLevel", "parse"]
 
 _HYPHEN_MARKS = str.maketrans({"\ufffe": "-", "\x02": "-", "\u00ad": "-"})
 _SCAN_SHARE = 0.3  # a page without text whose images cover this much of it is a scan
+_TYPEWRITTEN = 0.8  # share of monospaced lines that makes a document typewritten
+_TYPEWRITTEN_LINES = 20  # lines a document needs before it can be called so
 _RULE_PATHS = 6  # path objects on a page before its rules are read segment by segment
 
 
@@ -116,6 +118,8 @@ def parse(
         document.close()
     _refuse_unreadable(source, pages)
     metadata: dict[str, Any] = {"pages": len(pages.lines)}
+    if _typewritten(pages.lines):
+        metadata["typewritten"] = True
     furniture = _furniture(pages)
     aligned = _rows(pages)
     found = _find_tables(pages, aligned) if tables else 0
@@ -210,6 +214,19 @@ def _layout(
     except Exception as exc:
         pages.fall_back(number, "rules", exc, plain=False)
         return lines, []
+
+
+def _typewritten(pages: list[list[Line]]) -> bool:
+    """Whether the document is set in a monospaced font throughout (a typewritten report,
+    a text file printed): then a monospaced line says nothing of code, and every line is
+    read as text, so that its tables are found as tables. Such a document has 80% of its
+    lines or more monospaced (others here: manuals with code at most 31%)."""
+    lines = [line for page in pages for line in page]
+    if len(lines) < _TYPEWRITTEN_LINES or sum(ln.mono for ln in lines) < _TYPEWRITTEN * len(lines):
+        return False
+    for line in lines:
+        line.mono = False
+    return True
 
 
 def _plain_text(text: str) -> str:
@@ -334,6 +351,7 @@ def _find_tables(pages: _Pages, aligned: list[list[list[Line]]]) -> int:
         if not (edges or regions) or k + 1 in pages.scans:
             continue
         try:
+            lines = pages.lines[k] = split_at_grids(lines, edges)
             place(lines, tables_on(edges, regions, lines))
         except Exception as exc:  # the page without tables
             for line in lines:

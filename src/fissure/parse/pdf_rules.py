@@ -256,8 +256,10 @@ def _sides(line: list[Edge], end: str, other: list[Edge], meets: Any, way: str) 
 
 def _meets(h: Edge, v: Edge) -> bool:
     """Whether a horizontal and a vertical edge cross or touch, give or take a snap."""
-    return (h["x0"] - _SNAP <= v["x0"] <= h["x1"] + _SNAP
-            and v["top"] - _SNAP <= h["top"] <= v["bottom"] + _SNAP)  # fmt: skip
+    return (
+        h["x0"] - _SNAP <= v["x0"] <= h["x1"] + _SNAP
+        and v["top"] - _SNAP <= h["top"] <= v["bottom"] + _SNAP
+    )
 
 
 def _carries_on(edge: Edge, rule: Edge) -> bool:
@@ -268,8 +270,11 @@ def _carries_on(edge: Edge, rule: Edge) -> bool:
     if edge["orientation"] != rule["orientation"]:
         return False
     at, lo, hi = ("x0", "top", "bottom") if edge["orientation"] == "v" else ("top", "x0", "x1")
-    return (abs(edge[at] - rule[at]) <= _ON_LINE and edge[lo] <= rule[hi] + _SNAP
-            and rule[lo] <= edge[hi] + _SNAP)  # fmt: skip
+    return (
+        abs(edge[at] - rule[at]) <= _ON_LINE
+        and edge[lo] <= rule[hi] + _SNAP
+        and rule[lo] <= edge[hi] + _SNAP
+    )
 
 
 def _moved(edge: Edge, rule: Edge) -> Edge:
@@ -281,15 +286,23 @@ def _moved(edge: Edge, rule: Edge) -> Edge:
 
 def _box(edges: list[Edge]) -> tuple[float, float, float, float]:
     """The box (x0, top, x1, bottom) around edges."""
-    return (min(e["x0"] for e in edges), min(e["top"] for e in edges),
-            max(e["x1"] for e in edges), max(e["bottom"] for e in edges))  # fmt: skip
+    return (
+        min(e["x0"] for e in edges),
+        min(e["top"] for e in edges),
+        max(e["x1"] for e in edges),
+        max(e["bottom"] for e in edges),
+    )
 
 
 def _inside(box: tuple[float, float, float, float], cell: tuple[float, ...]) -> bool:
     """Whether a box lies inside a cell of a grid of rules, give or take a snap."""
     x0, top, x1, bottom = cell
-    return (box[0] >= x0 - _SNAP and box[2] <= x1 + _SNAP
-            and box[1] >= top - _SNAP and box[3] <= bottom + _SNAP)  # fmt: skip
+    return (
+        box[0] >= x0 - _SNAP
+        and box[2] <= x1 + _SNAP
+        and box[1] >= top - _SNAP
+        and box[3] <= bottom + _SNAP
+    )
 
 
 def _shading(obj: Any) -> bool:

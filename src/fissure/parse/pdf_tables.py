@@ -29,7 +29,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fissure.parse.captions import caption_title
@@ -47,7 +47,7 @@ _CAPTION_LINES = 5  # printed lines a caption above a table may take, units line
 _WORDS = re.compile(r"[^\W_]+")  # letters and digits: what a line must not lose
 _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
 
-__all__ = ["Table", "place", "tables_on"]
+__all__ = ["Table", "place", "split_at_grids", "tables_on"]
 
 _SNAP = 3.0  # points: edges this close meet (pdfplumber's own snap tolerance)
 _ALIGN = 2.0  # points: word starts this close are one column edge
@@ -85,6 +85,41 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
         if table is not None and not _list_like(table) and not _contents(table):
             found.append(_without_leaders(table))
     return found
+
+
+def split_at_grids(lines: list[Line], edges: list[Edge]) -> list[Line]:
+    """The page's lines with each one that runs through two grids of rules or more (ruled
+    tables side by side, whose rows pdfium reads as one line) split where it passes from
+    one grid to the next, so that each table reads its own part of the line; a line in
+    one grid at most is left as it is."""
+    boxes = [t.bbox for t in grids(edges)] if edges else []
+    if len(boxes) < 2:
+        return lines
+    out: list[Line] = []
+    for line in lines:
+        where = [_box_of(w, line, boxes) for w in line.words]
+        if line.role != "text" or len({k for k in where if k is not None}) < 2:
+            out.append(line)
+            continue
+        start = 0
+        for k in range(1, len(where) + 1):
+            if k == len(where) or where[k] != where[start]:
+                out.append(replace(line, words=line.words[start:k]))
+                start = k
+    return out
+
+
+def _box_of(word: Any, line: Line, boxes: list[tuple[float, ...]]) -> int | None:
+    """Which of the boxes holds a word of a line (its middle), if any."""
+    x, y = (word.x0 + word.x1) / 2, (line.top + line.bottom) / 2
+    return next(
+        (
+            k
+            for k, (x0, top, x1, bottom) in enumerate(boxes)
+            if x0 <= x <= x1 and top <= y <= bottom
+        ),
+        None,
+    )
 
 
 def _drawn_apart(regions: list[list[Line]]) -> list[list[Line]]:
