@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from fissure.embed.batching import by_length, in_order, padded
 from fissure.embed.files import verify_sha256
 from fissure.embed.protocol import empty
 from fissure.errors import ConfigError, MissingDependencyError
@@ -85,13 +86,10 @@ class SentenceTransformerEmbedder:
         """Embed ``texts`` (see :class:`~fissure.embed.protocol.Embedder`)."""
         if not texts:
             return empty(self.dim)
-        unique = list(dict.fromkeys(texts))
         if self._fast is not None:
-            vectors = self._fast.embed(unique, self.batch_size)
-        else:
-            vectors = self._encode_sorted(unique)
-        row = {text: i for i, text in enumerate(unique)}
-        return vectors[[row[t] for t in texts]]
+            fast = self._fast
+            return in_order(texts, lambda unique: fast.embed(unique, self.batch_size))
+        return in_order(texts, self._encode_sorted)
 
     def _encode_sorted(self, texts: list[str]) -> np.ndarray:
         """The general path for pipelines the fast path does not cover."""
@@ -190,23 +188,13 @@ class _FastPath:
         import torch
 
         ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        out = np.empty((len(texts), self.module.config.hidden_size), dtype=np.float32)
         with torch.inference_mode():
-            for at in range(0, len(order), batch_size):
-                rows = order[at : at + batch_size]
-                out[rows] = self._batch([ids[i] for i in rows])
-        return out
+            return by_length(ids, self.module.config.hidden_size, batch_size, self._batch)
 
     def _batch(self, ids: list[list[int]]) -> np.ndarray:
         import torch
 
-        width = max(len(x) for x in ids)
-        input_ids = np.zeros((len(ids), width), dtype=np.int64)
-        mask = np.zeros((len(ids), width), dtype=np.int64)
-        for r, row in enumerate(ids):
-            input_ids[r, : len(row)] = row
-            mask[r, : len(row)] = 1
+        input_ids, mask = padded(ids)
         attention = torch.from_numpy(mask)
         hidden = self.module(
             input_ids=torch.from_numpy(input_ids), attention_mask=attention

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from fissure.embed.batching import by_length, in_order, padded
 from fissure.embed.files import cache_dir, file_sha256, verify_sha256
 from fissure.embed.protocol import empty
 from fissure.errors import ConfigError, MissingDependencyError
@@ -114,23 +115,14 @@ class OnnxEmbedder:
         """Embed ``texts`` (see :class:`~fissure.embed.protocol.Embedder`)."""
         if not texts:
             return empty(self.dim)
-        unique = list(dict.fromkeys(texts))
-        ids = [e.ids for e in self.tokenizer.encode_batch(unique)]
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        vectors = np.empty((len(unique), self.dim), dtype=np.float32)
-        for at in range(0, len(order), self.batch_size):
-            rows = order[at : at + self.batch_size]
-            vectors[rows] = self._batch([ids[i] for i in rows])
-        row = {text: i for i, text in enumerate(unique)}
-        return vectors[[row[t] for t in texts]]
+        return in_order(texts, self._embed_unique)
+
+    def _embed_unique(self, texts: list[str]) -> np.ndarray:
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        return by_length(ids, self.dim, self.batch_size, self._batch)
 
     def _batch(self, ids: list[list[int]]) -> np.ndarray:
-        width = max(len(x) for x in ids)
-        input_ids = np.zeros((len(ids), width), dtype=np.int64)
-        mask = np.zeros((len(ids), width), dtype=np.int64)
-        for r, row in enumerate(ids):
-            input_ids[r, : len(row)] = row
-            mask[r, : len(row)] = 1
+        input_ids, mask = padded(ids)
         feed = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(input_ids)
