@@ -22,6 +22,7 @@ from fissure.cli import show as show_cmd
 from fissure.cli import status as status_cmd
 from fissure.cli import submit as submit_cmd
 from fissure.cli import tune as tune_cmd
+from fissure.cli.common import Command, Group
 
 app = typer.Typer(
     name="fissure",
@@ -29,20 +30,21 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=Group,  # one help vocabulary and one error path (fissure.cli.common)
 )
-app.command("chunk")(chunk_cmd.chunk)
-app.command("ingest")(ingest_cmd.ingest)
-app.command("query")(query_cmd.query)
-app.command("status")(status_cmd.status)
-app.command("show")(show_cmd.show)
-app.command("eval")(eval_cmd.eval_)
-app.command("serve")(serve_cmd.serve)
-app.command("embed-serve")(embed_serve_cmd.embed_serve)
-app.command("submit")(submit_cmd.submit)
-app.command("key")(key_cmd.key)
-app.command("recommend")(recommend_cmd.recommend)
-app.command("estimate")(estimate_cmd.estimate)
-app.command("tune")(tune_cmd.tune)
+app.command("chunk", cls=Command)(chunk_cmd.chunk)
+app.command("ingest", cls=Command)(ingest_cmd.ingest)
+app.command("query", cls=Command)(query_cmd.query)
+app.command("status", cls=Command)(status_cmd.status)
+app.command("show", cls=Command)(show_cmd.show)
+app.command("eval", cls=Command)(eval_cmd.eval_)
+app.command("serve", cls=Command)(serve_cmd.serve)
+app.command("embed-serve", cls=Command)(embed_serve_cmd.embed_serve)
+app.command("submit", cls=Command)(submit_cmd.submit)
+app.command("key", cls=Command)(key_cmd.key)
+app.command("recommend", cls=Command)(recommend_cmd.recommend)
+app.command("estimate", cls=Command)(estimate_cmd.estimate)
+app.command("tune", cls=Command)(tune_cmd.tune)
 app.add_typer(dlq_cmd.app, name="dlq")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(config_cmd.app, name="config")

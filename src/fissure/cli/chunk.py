@@ -1,4 +1,4 @@
-"""``fissure chunk``: chunk files and folders, print JSONL or a summary table.
+"""``fissure chunk``: chunk files and folders, print JSON lines or a summary table.
 
 Documents run under the limits ``fissure ingest`` uses: a document that hangs, runs out of
 its memory cap or inflates past ``--max-inflate-mb`` is skipped with the reason, and the
@@ -44,6 +44,7 @@ from fissure.cli.options import (
     Timeout,
     TimeoutPerMb,
     Tokenizer,
+    json_option,
 )
 from fissure.cli.output import display, err, fail, print_table, printable, write_jsonl
 from fissure.config import ChunkSettings
@@ -72,7 +73,20 @@ def chunk(
     mime: Annotated[
         str | None, typer.Option(help="Parse every file as this MIME type (skip detection).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | table")] = "jsonl",
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print JSON lines, one chunk per line as it is cut: source, offsets (start/end "
+            "index the document's text exactly), lines, text, n_tokens, headings … (the "
+            "default output; --format jsonl is the same)."
+        ),
+    ] = False,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="jsonl (the same as --json) | table (sizes per document)."
+        ),
+    ] = "jsonl",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -93,6 +107,9 @@ def chunk(
 ) -> None:
     """Split documents into chunks with exact offsets and a hard token budget.
 
+    Prints JSON lines, one chunk per line (--json, the default), or with --format table
+    the chunk sizes per document; what was skipped, and why, goes to stderr.
+
     Each document runs under --memory-mb, --timeout (+ --timeout-per-mb) and
     --max-inflate-mb; one that breaks a limit is skipped with the reason, and the run goes on.
     Settings come from the flags, --preset, fissure.toml and the built-in defaults, in that
@@ -100,6 +117,8 @@ def chunk(
     """
     if fmt not in ("jsonl", "table"):
         fail(f"unknown --format {fmt!r}: use jsonl or table")
+    if as_json and fmt != "jsonl":
+        fail(f"--json prints JSON lines: leave out --format {fmt}")
     try:
         settings = settings_for(ctx)
         run = settings.ingest

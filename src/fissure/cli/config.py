@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fissure.cli.common import resolved_for
+from fissure.cli.common import Command, Group, resolved_for
 from fissure.cli.options import (
     Address,
     Breakpoint,
@@ -38,19 +37,22 @@ from fissure.cli.options import (
     Timeout,
     Tokenizer,
     Workers,
+    json_option,
 )
+from fissure.cli.output import print_json
 
 if TYPE_CHECKING:
     from fissure.settings import Resolved
 
-app = typer.Typer(help="Settings files and presets (docs/settings.md).", no_args_is_help=True)
+app = typer.Typer(help="Settings files and presets (docs/settings.md).", no_args_is_help=True,
+                  cls=Group)  # fmt: skip
 
 
-@app.command("show")
+@app.command("show", cls=Command)
 def show(
     ctx: typer.Context,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object: settings, origins, file, preset.")
+        bool, json_option("Print one JSON object: settings, origins, file, preset.")
     ] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
@@ -96,7 +98,7 @@ def show(
     resolved = resolved_for(ctx)
     why = _why(ctx, resolved)
     if as_json:
-        typer.echo(json.dumps(_json(resolved, why), ensure_ascii=False))
+        print_json(_json(resolved, why))
     else:
         typer.echo(_text(resolved, why))
 

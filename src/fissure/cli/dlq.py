@@ -7,15 +7,24 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fissure.cli.common import open_existing, settings_for
-from fissure.cli.options import ConfigFile, NoConfig, Preset, Store
-from fissure.cli.output import display, err, fail, print_summary, printable
+from fissure.cli.common import Command, Group, open_existing, settings_for
+from fissure.cli.options import ConfigFile, NoConfig, Preset, Store, json_option
+from fissure.cli.output import (
+    display,
+    err,
+    fail,
+    failure_json,
+    print_json,
+    print_summary,
+    printable,
+    summary_json,
+)
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
     from fissure.store.manifest import ManifestProtocol
 
-app = typer.Typer(help="The dead-letter queue: documents that failed, and why.",
+app = typer.Typer(help="The dead-letter queue: documents that failed, and why.", cls=Group,
                   no_args_is_help=True)  # fmt: skip
 
 
@@ -27,20 +36,30 @@ def _manifest(store: str) -> ManifestProtocol:
     return manifest
 
 
-@app.command("list")
+@app.command("list", cls=Command)
 def list_(
     ctx: typer.Context,
     store: Store = None,
     traceback: Annotated[bool, typer.Option("--traceback", help="Show tracebacks.")] = False,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print JSON lines, one dead letter per line: source, origin, stage, error_type, "
+            "message, traceback, time (ISO 8601)."
+        ),
+    ] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
 ) -> None:
-    """Every failed document: source, stage, error and when."""
+    """Every failed document: source, stage, error and when (tab-separated)."""
     manifest = _manifest(settings_for(ctx).store.path)
     failures = manifest.failures()
     manifest.close()
     for f in failures:
+        if as_json:
+            print_json(failure_json(f))
+            continue
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(f.time))
         fields = (printable(f.stage), printable(f.error_type), when, printable(f.message))
         typer.echo("\t".join((display(f.source), *fields)))
@@ -50,7 +69,7 @@ def list_(
     err.print(f"{len(failures)} dead letters")
 
 
-@app.command("retry")
+@app.command("retry", cls=Command)
 def retry(
     ctx: typer.Context,
     store: Store = None,
@@ -73,6 +92,13 @@ def retry(
             help="How far compressed content may inflate, MiB (default: the last run's).",
         ),
     ] = None,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print JSON lines, one run summary per source retried, as fissure ingest "
+            "--json prints it (none when nothing failed)."
+        ),
+    ] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
@@ -119,7 +145,10 @@ def retry(
             named = config.get("embedder") or settings.ingest.embedder
             summary = ingest(source, store, model, options, spec=spec, embedder_spec=named,
                              force=force)  # fmt: skip
-            print_summary(summary)
+            if as_json:
+                print_json(summary_json(summary))
+            else:
+                print_summary(summary)
             failed = failed or bool(summary.errors)
     except (FissureError, KeyError) as exc:
         fail(f"cannot retry: {exc}")
@@ -127,13 +156,14 @@ def retry(
         raise typer.Exit(1)
 
 
-@app.command("clear")
+@app.command("clear", cls=Command)
 def clear(
     ctx: typer.Context,
     store: Store = None,
     source: Annotated[
         list[str] | None, typer.Option(help="Only these sources (default: all).")
     ] = None,
+    as_json: Annotated[bool, json_option('Print one JSON object: {"cleared": N}.')] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
@@ -142,4 +172,7 @@ def clear(
     manifest = _manifest(settings_for(ctx).store.path)
     n = manifest.clear_failures(source or None)
     manifest.close()
-    err.print(f"cleared {n} dead letters")
+    if as_json:
+        print_json({"cleared": n})
+    else:
+        err.print(f"cleared {n} dead letters")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,8 +21,9 @@ from fissure.cli.options import (
     Sample,
     Seed,
     Tokenizer,
+    json_option,
 )
-from fissure.cli.output import fail
+from fissure.cli.output import fail, print_json
 from fissure.cli.output import human_bytes as _size
 from fissure.config import STRATEGIES
 from fissure.errors import FissureError
@@ -68,7 +68,13 @@ def estimate(
     time_sample: Annotated[
         int, typer.Option(help="Chunks embedded to measure the speed here (0: skip).")
     ] = 64,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print one JSON object: files, bytes, sampled, exact, model, timing and per "
+            "strategy its chunks, tokens, storage, time and cost."
+        ),
+    ] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
@@ -101,7 +107,7 @@ def estimate(
     except FissureError as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(json.dumps(_json(found, chosen, rows, timing), ensure_ascii=False))
+        print_json(_json(found, chosen, rows, timing))
     else:
         _print(found, chosen, rows, timing, price_per_million)
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from fissure.cli.output import fail
+from fissure.cli.options import json_option
+from fissure.cli.output import fail, print_json
 from fissure.errors import FissureError
 from fissure.settings.model import EVAL_CACHE, EVAL_OUT
 
@@ -59,12 +60,21 @@ def eval_(
             "configuration on one half, report it on the other)."
         ),
     ] = "all",
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print one JSON object: the dataset, the output folder and one summary per "
+            "strategy (as in eval.json); the table and progress go to stderr."
+        ),
+    ] = False,
 ) -> None:
     """Chunk, embed, retrieve and score: recall, precision, IoU (Chroma's metrics), ranking
     metrics and code-lookup scores; prints a table and writes JSON, Markdown and a PNG.
 
     `python -m fissure.eval` is this command (the same options).
     """
+    from rich.console import Console
+
     from fissure.eval.run import run_eval
 
     specs = [s.strip() for group in strategies for s in group.split(",") if s.strip()]
@@ -74,8 +84,12 @@ def eval_(
         fail(f"--k must be at least 1, got {k}")
     if budget_tokens is not None and budget_tokens < 1:
         fail(f"--budget-tokens must be at least 1, got {budget_tokens}")
+    console = Console(stderr=True) if as_json else None  # None: the table on stdout
     try:
-        run_eval(dataset, specs, embedder, k, budget_tokens, output,
-                 cache_dir=None if no_cache else cache_dir, questions=questions)  # fmt: skip
+        results = run_eval(dataset, specs, embedder, k, budget_tokens, output,
+                           cache_dir=None if no_cache else cache_dir, console=console,
+                           questions=questions)  # fmt: skip
     except FissureError as exc:
         fail(str(exc))
+    if as_json:
+        print_json({"dataset": str(dataset), "output": str(output), "results": results})

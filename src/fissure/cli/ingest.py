@@ -40,8 +40,9 @@ from fissure.cli.options import (
     TimeoutPerMb,
     Tokenizer,
     Workers,
+    json_option,
 )
-from fissure.cli.output import err, fail, print_summary
+from fissure.cli.output import err, fail, print_json, print_summary, summary_json
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -84,6 +85,13 @@ def ingest(
     progress: Progress = None,
     engine: Engine = None,
     address: Address = None,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print the run's summary as one JSON object (counts, chunk sizes, seconds per "
+            "stage, every failure and fallback) instead of the lines on stderr."
+        ),
+    ] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
@@ -134,7 +142,10 @@ def ingest(
                           export=stream, engine=chosen)  # fmt: skip
     except (FissureError, OSError) as exc:
         fail(str(exc))
-    print_summary(summary)
+    if as_json:
+        print_json(summary_json(summary))
+    else:
+        print_summary(summary)
     if summary.errors:
         raise typer.Exit(1)
 

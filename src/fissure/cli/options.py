@@ -381,6 +381,13 @@ NoConfig = Annotated[
     ),
 ]
 
+
+def json_option(help: str) -> Any:  # noqa: A002 - typer's own keyword
+    """The ``--json`` flag of a command that prints results; ``help`` says what it prints
+    (one JSON document, or JSON lines for a list that streams: docs/cli.md)."""
+    return typer.Option("--json", help=help)
+
+
 # Planning commands (recommend, estimate): not settings.
 Sample = Annotated[int, typer.Option(help="Files to parse, drawn at random (all if fewer).")]
 Seed = Annotated[int, typer.Option(help="Seed of the random sample (same seed, same sample).")]

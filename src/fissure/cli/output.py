@@ -1,4 +1,9 @@
-"""Shared output: JSONL and human-readable tables, and one clean exit path for errors."""
+"""Shared output: JSON, JSONL and human-readable tables, and one clean exit path for errors.
+
+With ``--json`` a command prints machine output only on stdout: one JSON document, or JSON
+lines for a list that streams (chunks, dead letters, jobs, one answer per query); notes,
+progress and errors go to stderr. ``docs/cli.md`` lists what each command prints.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import os
 import statistics
 import sys
 from collections.abc import Iterable
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -21,12 +26,27 @@ from fissure.types import Chunk
 # like "[red]x" or ":fire:.md" must print as it is. Styled lines ask with markup=True.
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
+# Library messages that name a keyword argument where the command line has a flag: the
+# CLI says the flag (tests/cli/test_vocabulary.py finds every such message in the library).
+KEYWORD_FLAGS = {"overwrite=True": "--overwrite"}
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print one clear line and exit; never a traceback. The message is printed as it is
-    (``pip install 'fissure[store]'`` keeps its brackets), control characters escaped."""
+    """Print one clear line, ``error: <message>`` on stderr, and exit; never a traceback.
+
+    Exit status 2 (the default) for a usage or settings error, 1 for a failure after the
+    work began. The message is printed as it is (``pip install 'fissure[store]'`` keeps
+    its brackets), control characters escaped, a library keyword said as its flag
+    (:data:`KEYWORD_FLAGS`)."""
+    for keyword, flag in KEYWORD_FLAGS.items():
+        message = message.replace(keyword, flag)
     err.print(f"[bold red]error:[/] {escape(printable(message))}", markup=True)
     raise typer.Exit(code)
+
+
+def print_json(value: Any) -> None:
+    """One JSON document (or one JSON line of a list) on stdout."""
+    typer.echo(json.dumps(value, ensure_ascii=False))
 
 
 def display(source: str) -> str:
@@ -126,6 +146,38 @@ def print_summary(summary: object) -> None:
         err.print(f"{len(s.fallbacks)} stored with less structure (a parser fell back):")
         for source, why in s.fallbacks[:10]:
             err.print(f"  {display(source)}: {printable(why)}")
+
+
+def summary_json(summary: object) -> dict[str, Any]:
+    """The end-of-run report as data: what :func:`print_summary` says, every failure and
+    fallback included, seconds per stage."""
+    from dataclasses import asdict
+
+    from fissure.ingest import Summary
+
+    assert isinstance(summary, Summary)
+    s = summary
+    stages = asdict(s.timings)
+    del stages["failures"], stages["fallbacks"]  # listed below, once
+    timings = {k: round(v, 3) if isinstance(v, float) else v for k, v in stages.items()}
+    return {
+        "origin": s.origin, "listed": s.listed, "processed": s.processed,
+        "unchanged": s.unchanged, "removed": s.removed, "chunks": s.chunks,
+        "pieces": s.pieces, "duplicates": s.duplicates, "documents": s.documents,
+        "corpus_chunks": s.corpus_chunks, "tokens": s.tokens, "timings": timings,
+        "failed": len(s.errors), "failures": [failure_json(f) for f in s.failures],
+        "fallbacks": [{"source": source, "why": why} for source, why in s.fallbacks],
+    }  # fmt: skip
+
+
+def failure_json(failure: Any) -> dict[str, Any]:
+    """A dead letter as data (``time`` in ISO 8601, local, with its offset)."""
+    import time
+
+    f = failure
+    return {"source": f.source, "origin": f.origin, "stage": f.stage,
+            "error_type": f.error_type, "message": f.message, "traceback": f.traceback,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(f.time))}  # fmt: skip
 
 
 def human_bytes(n: int) -> str:

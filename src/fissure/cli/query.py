@@ -1,4 +1,9 @@
-"""``fissure query``: the chunks closest to a question."""
+"""``fissure query``: the chunks closest to a question.
+
+Every hit carries its score as the mode computed it, labelled (:data:`SCORE_KINDS`), and a
+``relevance`` within 0..1 derived from it (:func:`relevance`; docs/cli.md has the
+formulas and what they can be compared with).
+"""
 
 from __future__ import annotations
 
@@ -20,12 +25,19 @@ from fissure.cli.options import (
     QueryEmbedder,
     Store,
     SubWeight,
+    json_option,
 )
 from fissure.cli.output import display, err, fail, printable
 from fissure.errors import FissureError
-from fissure.store.fusion import DEFAULT_MODE
+from fissure.store.fusion import DEFAULT_MODE, Fusion
 from fissure.store.handover import DEPTH, Passage, hand_over
 from fissure.store.open import is_database
+
+# What a hit's score is in each mode, and how the text output labels it.
+SCORE_KINDS = {"dense": "cosine", "lexical": "bm25", "hybrid": "rrf"}
+LABELS = {"dense": "cosine", "lexical": "bm25", "hybrid": "hybrid rrf"}
+# The BM25 score that maps to relevance 0.5 (s / (s + BM25_HALF)).
+BM25_HALF = 5.0
 
 
 def query(
@@ -43,10 +55,10 @@ def query(
     sub_weight: SubWeight = None,
     as_json: Annotated[
         bool,
-        typer.Option(
-            "--json",
-            help="Print one JSON line: the query and its hits (score, source, "
-            "start/end offsets, lines, headings, entity, page, text).",
+        json_option(
+            "Print one JSON line per query: the query, its mode and its hits (rank, "
+            "score, score_kind, relevance 0..1, source, start/end offsets, lines, "
+            "headings, entity, page, text)."
         ),
     ] = False,
     queries: Annotated[
@@ -71,12 +83,15 @@ def query(
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
 ) -> None:
-    """Print the K closest chunks: source:lines, breadcrumb or entity, score and a snippet.
+    """Print the K closest chunks: score, relevance, source:lines, breadcrumb or entity
+    and a snippet.
 
     By default (folder stores) the ranking is hybrid: cosine and BM25 rankings fused,
     chosen held out (docs/store.md). Every chunk is scored exactly up to a million
-    chunks. The score is the cosine (--mode dense), BM25 (lexical) or the fused rank
-    score (hybrid).
+    chunks. Each score is printed with what it is: cosine (--mode dense), bm25
+    (lexical) or hybrid rrf (the fused rank score, at most 1/6), and beside it a
+    relevance within 0..1: the cosine clamped at 0, s/(s+5) of BM25, or the fused
+    score over its best possible (docs/cli.md).
 
     With --budget-tokens N (small-to-big) the reader is handed passages instead: the
     best chunks (ranked on their sentence pieces too under --sub-weight), overlapping or
@@ -113,7 +128,8 @@ def query(
                         as_json or queries is not None)  # fmt: skip
         return
     if as_json or queries is not None:
-        _json_lines(asked, [{"mode": mode, "hits": [_hit(h, i) for i, h in enumerate(got, 1)]}
+        _json_lines(asked, [{"mode": mode,
+                             "hits": [_hit(h, i, mode) for i, h in enumerate(got, 1)]}
                             for got in answers])  # fmt: skip
         return
     hits = answers[0]
@@ -126,7 +142,7 @@ def query(
         snippet = " ".join(hit.text.split())
         snippet = printable(snippet[:197] + "…" if len(snippet) > 200 else snippet)
         more = f"  (+{hit.copies - 1} near-copies)" if hit.copies > 1 else ""
-        typer.echo(f"{hit.score:.3f}  {where_}  {label}".rstrip() + more)
+        typer.echo(f"{_scored(hit.score, mode)}  {where_}  {label}".rstrip() + more)
         typer.echo(f"       {snippet}")
 
 
@@ -137,14 +153,15 @@ def _print_passages(
     if as_json:
         _json_lines(asked, [{"mode": mode, "budget_tokens": budget,
                              "tokens": sum(p.n_tokens for p in passages),
-                             "passages": [_passage(p) for p in passages]}
+                             "passages": [_passage(p, mode) for p in passages]}
                             for passages in handed])  # fmt: skip
         return
     passages = handed[0]
     if not passages:
         typer.echo("no results")
     for p in passages:
-        typer.echo(f"{p.score:.3f}  {display(p.source)}:{p.start}-{p.end}  {p.n_tokens} tokens  "
+        typer.echo(f"{_scored(p.score, mode)}  {display(p.source)}:{p.start}-{p.end}  "
+                   f"{p.n_tokens} tokens  "
                    f"{len(p.chunk_ids)} chunk(s)  {_label(p.metadata)}".rstrip())  # fmt: skip
         typer.echo(printable(p.text))
     typer.echo(f"{sum(p.n_tokens for p in passages)} of {budget} tokens")
@@ -161,9 +178,36 @@ def _label(m: dict[str, Any]) -> str:
     return printable(str(m.get("entity") or m.get("headings") or ""))
 
 
-def _passage(p: Passage) -> dict[str, Any]:
+def relevance(score: float, mode: str) -> float:
+    """A hit's score mapped into 0..1, higher more relevant (docs/cli.md).
+
+    * dense: the cosine, clamped at 0 (an opposite vector is as irrelevant as an
+      unrelated one); comparable across queries with one embedder.
+    * lexical: ``s / (s + 5)`` of the BM25 score ``s``: 0 for no match, 0.5 at 5, near 1
+      for a strong one; BM25 depends on the query's words and the store's statistics, so
+      it ranks one query's hits and is not calibrated across queries or stores.
+    * hybrid: the fused score over its best possible, ``1 / (c + 1)`` (first in both
+      rankings): 1 for a chunk first in both, about 0.6 for one first in the dense
+      ranking alone, 0 for one past both; a rank measure, not a similarity.
+    """
+    if mode == "dense":
+        value = score
+    elif mode == "lexical":
+        value = score / (score + BM25_HALF) if score > 0 else 0.0
+    else:
+        value = score * (Fusion().constant + 1)  # the fusion the store's query uses
+    return round(min(1.0, max(0.0, value)), 4)
+
+
+def _scored(score: float, mode: str) -> str:
+    """A score as the text output prints it: what it is, its value, its relevance."""
+    return f"{LABELS[mode]} {score:.3f}  relevance {relevance(score, mode):.2f}"
+
+
+def _passage(p: Passage, mode: str) -> dict[str, Any]:
     """A passage as JSON: exact offsets into its document's text, and the chunks it holds."""
-    return {"rank": p.rank, "score": round(p.score, 6), "source": p.source, "start": p.start,
+    return {"rank": p.rank, "score": round(p.score, 6), "score_kind": SCORE_KINDS[mode],
+            "relevance": relevance(p.score, mode), "source": p.source, "start": p.start,
             "end": p.end, "n_tokens": p.n_tokens, "chunk_ids": list(p.chunk_ids),
             "doc_id": p.metadata.get("doc_id"), "text": p.text}  # fmt: skip
 
@@ -202,13 +246,17 @@ def _asked(text: str | None, queries: Path | None) -> list[str]:
     return asked
 
 
-def _hit(hit: Any, rank: int) -> dict[str, Any]:
-    """A hit as JSON: where the chunk is (offsets into its document's text, 1-based lines)."""
+def _hit(hit: Any, rank: int, mode: str) -> dict[str, Any]:
+    """A hit as JSON: its score and what it is, and where the chunk is (offsets into its
+    document's text, 1-based lines)."""
     m = hit.metadata
     headings = str(m.get("headings") or "")
     return {
         "rank": rank,
+        "mode": mode,
         "score": round(float(hit.score), 6),
+        "score_kind": SCORE_KINDS[mode],
+        "relevance": relevance(float(hit.score), mode),
         "source": m.get("source"),
         "start": m.get("start"),
         "end": m.get("end"),

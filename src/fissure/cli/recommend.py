@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -10,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.options import Sample, Seed
-from fissure.cli.output import fail, human_bytes
+from fissure.cli.options import Sample, Seed, json_option
+from fissure.cli.output import fail, human_bytes, print_json
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -22,7 +21,13 @@ def recommend(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
     sample: Sample = 200,
     seed: Seed = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print one JSON object: files, bytes, sampled, skipped, formats, kind, shares, "
+            "advice (setting, value, reason, measured, evidence) and the command to run."
+        ),
+    ] = False,
 ) -> None:
     """Recommend a strategy, budget and overlap for a corpus, with reasons and figures.
 
@@ -46,7 +51,7 @@ def recommend(
                    "sampled": len(found.profiles), "skipped": len(found.skipped),
                    "formats": _formats(found), **advice.to_dict(),
                    "command": advice.command(target)}  # fmt: skip
-        typer.echo(json.dumps(payload, ensure_ascii=False))
+        print_json(payload)
         return
     _print_survey(found, target)
     typer.echo(

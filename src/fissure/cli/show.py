@@ -18,8 +18,9 @@ from fissure.cli.options import (
     Preset,
     Strategy,
     Tokenizer,
+    json_option,
 )
-from fissure.cli.output import err, fail
+from fissure.cli.output import err, fail, print_json
 from fissure.errors import FissureError
 from fissure.viz import render_html
 
@@ -36,6 +37,10 @@ def show(
         Path | None,
         typer.Option("--output", "-o", help="The page to write (default: ./NAME.html)."),
     ] = None,
+    as_json: Annotated[
+        bool,
+        json_option('Print one JSON object: {"source": …, "output": the page, "chunks": N}.'),
+    ] = False,
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,
@@ -56,4 +61,7 @@ def show(
         target.write_text(page, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
-    err.print(f"{len(traced.chunks)} chunks of {path} → {target}")
+    if as_json:
+        print_json({"source": str(path), "output": str(target), "chunks": len(traced.chunks)})
+    else:
+        err.print(f"{len(traced.chunks)} chunks of {path} → {target}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -10,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from fissure.cli.common import open_existing, settings_for
-from fissure.cli.options import ConfigFile, NoConfig, Preset, Store
-from fissure.cli.output import display, fail, printable
+from fissure.cli.options import ConfigFile, NoConfig, Preset, Store, json_option
+from fissure.cli.output import display, fail, print_json, printable
 from fissure.errors import FissureError
 
 if TYPE_CHECKING:
@@ -22,7 +21,12 @@ def status(
     ctx: typer.Context,
     store: Store = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the same facts as one JSON object.")
+        bool,
+        json_option(
+            "Print the same facts as one JSON object: store, model, dim, sources (each "
+            "with its last run, settings, counts and token sizes), pending, dead_letters, "
+            "and with --check the check."
+        ),
     ] = False,
     check: Annotated[
         bool,
@@ -81,7 +85,7 @@ def status(
                 "misses": [{"chunk_id": m.chunk_id, "source": m.source, "lines": list(m.lines),
                             "first": m.first, "score": m.score} for m in report.misses],
             }  # fmt: skip
-        typer.echo(json.dumps(facts, ensure_ascii=False))
+        print_json(facts)
         if report is not None and report.recall < min_recall:
             raise typer.Exit(1)
         return

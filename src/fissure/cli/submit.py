@@ -11,7 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
-from fissure.cli.output import err, fail
+from fissure.cli.options import json_option
+from fissure.cli.output import err, fail, print_json
 from fissure.errors import FissureError
 from fissure.source import iter_files
 
@@ -31,9 +32,20 @@ def submit(
     timeout: Annotated[
         float, typer.Option(help="Give up following after this many seconds.")
     ] = 3600,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print JSON lines, one job per line as it finishes, as GET /v1/jobs/ID returns "
+            "it (id, name, state, chunks, document_id, error …)."
+        ),
+    ] = False,
 ) -> None:
     """Upload PATHS to SERVER (each file a job), then follow the job events until every job
-    is done or failed. Exits 1 if any failed."""
+    is done or failed.
+
+    Exit status: 0 every job done, 1 some failed or were still unfinished at --timeout,
+    2 an error (no files, a refused upload, a server that cannot be reached).
+    """
     import httpx
 
     key = key or os.environ.get(KEY_ENV) or None
@@ -51,7 +63,7 @@ def submit(
             err.print(
                 f"accepted {len(jobs)} documents ({fresh} new, {len(jobs) - fresh} already there)"
             )
-            failed = _follow(client, jobs, after, timeout) if follow else 0
+            failed = _follow(client, jobs, after, timeout, as_json) if follow else 0
         except httpx.HTTPError as exc:
             fail(f"cannot reach {server}: {exc}")
     if failed:
@@ -94,13 +106,13 @@ def _upload(client: Any, files: list[tuple[str, Path]], batch: int) -> tuple[dic
     return jobs, after or 0
 
 
-def _follow(client: Any, jobs: dict[str, Any], after: int, timeout: float) -> int:
+def _follow(client: Any, jobs: dict[str, Any], after: int, timeout: float, as_json: bool) -> int:
     """Print each job as it finishes; returns how many failed."""
     waiting = {i for i, j in jobs.items() if j["state"] not in ("done", "failed")}
     failed = 0
     for job in jobs.values():
         if job["state"] in ("done", "failed"):
-            failed += _report(job)
+            failed += _report(job, as_json)
     deadline = time.monotonic() + timeout
     last = after
     while waiting and time.monotonic() < deadline:
@@ -108,7 +120,7 @@ def _follow(client: Any, jobs: dict[str, Any], after: int, timeout: float) -> in
             last = seq
             if event["job_id"] in waiting and event["state"] in ("done", "failed"):
                 waiting.discard(event["job_id"])
-                failed += _report(client.get(f"/v1/jobs/{event['job_id']}").json())
+                failed += _report(client.get(f"/v1/jobs/{event['job_id']}").json(), as_json)
                 if not waiting:
                     break
     if waiting:
@@ -139,7 +151,10 @@ def _events(client: Any, after: int, deadline: float) -> Iterator[tuple[int, dic
         return  # reconnect from the last event
 
 
-def _report(job: dict[str, Any]) -> int:
+def _report(job: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        print_json(job)
+        return int(job["state"] != "done")
     if job["state"] == "done":
         typer.echo(f"done    {job['name']}  {job['chunks']} chunks  {job['document_id']}")
         return 0

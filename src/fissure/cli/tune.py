@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fissure.cli.output import fail
+from fissure.cli.options import json_option
+from fissure.cli.output import fail, print_json
 from fissure.errors import FissureError
 from fissure.settings.model import EVAL_CACHE
 
@@ -78,7 +78,14 @@ def tune(
     cache_dir: Annotated[
         Path | None, typer.Option("--cache-dir", help="Embedding cache (the evaluator's).")
     ] = EVAL_CACHE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[
+        bool,
+        json_option(
+            "Print one JSON object: the candidates with their figures on both halves, the "
+            "winner, the held-out figures, notes, preset_name and the file written; "
+            "progress and notes go to stderr."
+        ),
+    ] = False,
 ) -> None:
     """Run the evaluator over a small grid of settings on your corpus and questions, choose
     on one half of the questions, report the other, and save the winner as a preset.
@@ -110,9 +117,8 @@ def tune(
     except FissureError as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(json.dumps({**tuned.to_dict(), "notes": notes, "preset_name": preset_name,
-                               "written": None if written is None else str(written)},
-                              ensure_ascii=False))  # fmt: skip
+        print_json({**tuned.to_dict(), "notes": notes, "preset_name": preset_name,
+                    "written": None if written is None else str(written)})  # fmt: skip
         return
     _print(tuned, console)
     if chroma:
