@@ -2,7 +2,9 @@
 
 Every API process is stateless: jobs, documents and events are read from the queue's
 database, bytes go to the spool, and what needs the store (queries, chunks, deletes) goes to
-the engine. So ``fissure serve --api-workers N`` runs N of these behind one port.
+the engine. So ``fissure serve --api-workers N`` runs N of these behind one port. Intake
+(uploads) needs only the queue and the spool, never the engine: uploads are accepted while
+the engine loads its model or restarts, and ``/readyz`` reports the two parts apart.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,9 +24,10 @@ from starlette.concurrency import run_in_threadpool
 from fissure.errors import FissureError, InputError
 from fissure.serve.auth import Keys
 from fissure.serve.deps import Context, context
+from fissure.serve.engine import STAMP_ENV
 from fissure.serve.queue import open_queue
 from fissure.serve.rpc import EngineClient, EngineUnavailable, RemoteError, address, engine_key
-from fissure.serve.schemas import Health
+from fissure.serve.schemas import ErrorBody, Health, PartReady, Readiness
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
 from fissure.serve.uploads import Refused
@@ -32,9 +35,12 @@ from fissure.serve.uploads import Refused
 VERSION = "1"
 
 
-def create_app(settings: ServiceSettings, keys: Keys, engine: EngineClient) -> FastAPI:
+def create_app(
+    settings: ServiceSettings, keys: Keys, engine: EngineClient, *, stamp: str | None = None
+) -> FastAPI:
     """The API for ``settings``; ``keys`` and ``engine`` are passed in so tests and other
-    deployments can supply their own."""
+    deployments can supply their own, and ``stamp`` (the settings fingerprint that names
+    documents) when it is known, else it is computed from ``settings`` on first use."""
     from fissure.serve import routes_documents, routes_jobs
 
     app = FastAPI(
@@ -50,6 +56,7 @@ def create_app(settings: ServiceSettings, keys: Keys, engine: EngineClient) -> F
         Spool(settings.spool_folder),
         keys,
         engine,
+        _stamp=stamp,
     )
     app.include_router(routes_documents.router, prefix="/v1")
     app.include_router(routes_jobs.router, prefix="/v1")
@@ -75,22 +82,28 @@ def _health(app: FastAPI) -> None:
         """The process is up."""
         return Health(status="ok")
 
-    @app.get("/readyz", response_model=Health, tags=["health"], responses={503: {"model": Health}})
-    def readyz(request: Request) -> Any:
-        """The database answers and the engine is running."""
+    @app.get(
+        "/readyz",
+        response_model=Readiness,
+        tags=["health"],
+        responses={422: {"model": ErrorBody}, 503: {"model": Readiness}},
+    )
+    def readyz(request: Request, need: Literal["all", "intake"] = "all") -> Any:
+        """Ready: 200 when the parts ``need`` names are (``all``: intake and the engine;
+        ``intake``: uploads are accepted, engine or not), else 503 with Retry-After. The body
+        reports both parts either way."""
         ctx = context(request)
-        try:
-            ctx.queue.counts()
-            ctx.engine.call("ping")
-            ctx.stamp()
-        except (FissureError, OSError) as exc:
-            body = Health(status="unavailable", detail=str(exc))
-            return JSONResponse(
-                body.model_dump(),
-                status_code=503,
-                headers={"Retry-After": str(ctx.settings.retry_after_seconds)},
-            )
-        return Health(status="ok")
+        intake, engine = _intake(ctx), _engine(ctx)
+        missing = [p for p in ((intake,) if need == "intake" else (intake, engine)) if not p.ready]
+        if not missing:
+            return Readiness(status="ok", intake=intake, engine=engine)
+        body = Readiness(status="unavailable", detail="; ".join(p.detail for p in missing),
+                         intake=intake, engine=engine)  # fmt: skip
+        return JSONResponse(
+            body.model_dump(),
+            status_code=503,
+            headers={"Retry-After": str(ctx.settings.retry_after_seconds)},
+        )
 
     @app.get(
         "/metrics",
@@ -108,6 +121,29 @@ def _health(app: FastAPI) -> None:
 
         body = await run_in_threadpool(render, context(request).queue)
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _intake(ctx: Context) -> PartReady:
+    """Uploads can be accepted: the queue answers, the spool is writable and documents can
+    be named."""
+    try:
+        ctx.queue.counts()
+        ctx.stamp()
+    except (FissureError, OSError) as exc:
+        return PartReady(ready=False, detail=f"intake: {exc}")
+    if not ctx.spool.writable():
+        return PartReady(ready=False, detail=f"intake: the spool {ctx.spool.folder} is not "
+                                             "writable")  # fmt: skip
+    return PartReady(ready=True)
+
+
+def _engine(ctx: Context) -> PartReady:
+    """The engine answers (it has loaded its model and opened the store)."""
+    try:
+        ctx.engine.call("ping")
+    except (FissureError, OSError) as exc:
+        return PartReady(ready=False, detail=f"engine: {exc}")
+    return PartReady(ready=True)
 
 
 def _handlers(app: FastAPI) -> None:
@@ -154,7 +190,7 @@ def from_env() -> FastAPI:
     keys = Keys.load(settings.keys_file)
     engine = EngineClient(address(Path(settings.store)), engine_key())
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return create_app(settings, keys, engine)
+    return create_app(settings, keys, engine, stamp=os.environ.get(STAMP_ENV) or None)
 
 
 def openapi_document() -> dict[str, Any]:

@@ -14,10 +14,10 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from fissure.serve.auth import ANONYMOUS, Keys, Principal
 from fissure.serve.commits import GroupCommit
-from fissure.serve.engine import read_stamp
+from fissure.serve.engine import expected_stamp
 from fissure.serve.jobs import Counts
 from fissure.serve.queue import JobQueue
-from fissure.serve.rpc import EngineClient, EngineUnavailable
+from fissure.serve.rpc import EngineClient
 from fissure.serve.schemas import ErrorBody
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
@@ -71,16 +71,15 @@ class Context:
         return self._commits
 
     def stamp(self) -> str:
-        """The settings fingerprint the engine published.
+        """The settings fingerprint that names documents: the one ``fissure serve`` computed
+        for every process (``$FISSURE_STAMP``), else computed here once. Never the engine's
+        business, so uploads are accepted while the engine loads its model.
 
         Raises:
-            EngineUnavailable: The engine has not started yet.
+            ConfigError: The embedder spec is unknown or names a model that is not there.
         """
         if self._stamp is None:
-            info = read_stamp(self.settings.store)
-            if info is None:
-                raise EngineUnavailable("the engine is starting (loading the model); try again")
-            self._stamp = str(info["stamp"])
+            self._stamp = expected_stamp(self.settings)
         return self._stamp
 
 

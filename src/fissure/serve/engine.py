@@ -2,9 +2,14 @@
 
 One engine owns a store folder (an exclusive lock on ``engine.lock``): it loads the embedder,
 opens Chroma and the manifest, undoes what a killed predecessor left half-written, takes
-back its own leases, publishes the settings fingerprint for the API (``engine.json``), and
-then runs the :class:`~fissure.serve.runner.Runner` while answering the API's queries,
-chunk reads and deletes on its socket (:mod:`fissure.serve.rpc`).
+back its own leases, publishes that it is up (``engine.json``), and then runs the
+:class:`~fissure.serve.runner.Runner` while answering the API's queries, chunk reads and
+deletes on its socket (:mod:`fissure.serve.rpc`).
+
+The API names documents with the settings fingerprint without waiting for any of this
+(:func:`expected_stamp`: the model's id is known from the spec and the model's config files,
+without loading it), so uploads are accepted while the engine loads; the engine checks that
+the model it loaded has that id.
 
 Exit status 3 means a setting is wrong (the supervisor stops the service and says why);
 any other death is a crash, and the supervisor starts a fresh engine.
@@ -31,7 +36,21 @@ from fissure.serve.settings import ServiceSettings
 FATAL = 3
 STOP_GRACE = 8.0  # seconds an engine told to stop may spend finishing its documents
 STAMP_FILE = "engine.json"
+STAMP_ENV = "FISSURE_STAMP"  # the fingerprint, computed once by the supervisor for every process
 log = logging.getLogger("fissure.serve")
+
+
+def expected_stamp(settings: ServiceSettings) -> str:
+    """The settings fingerprint of ``settings``, without loading the model (a MiniLM's id
+    comes from its config files; the other embedders are cheap to build).
+
+    Raises:
+        ConfigError: The embedder spec is unknown or names a model that is not there.
+    """
+    from fissure.embed import lazy_embedder
+    from fissure.ingest.plan import fingerprint
+
+    return fingerprint(settings.chunk, lazy_embedder(settings.embedder).model_id)
 
 
 def read_stamp(store: Path) -> dict[str, Any] | None:
@@ -65,6 +84,11 @@ class Engine:
         self.settings = s
         self.embedder = Observed(load_embedder(s.embedder))
         self.stamp = fingerprint(s.chunk, self.embedder.model_id)
+        named = os.environ.get(STAMP_ENV)
+        if named and named != self.stamp:  # the API names documents with the expected one
+            raise ConfigError(f"the embedder {s.embedder!r} loaded as {self.embedder.model_id}, "
+                              f"not as its spec and config files say (fingerprint {named}, "
+                              f"not {self.stamp}): reinstall the model")  # fmt: skip
         self.spaces = Spaces(
             s.database or s.store,
             self.embedder,
@@ -92,7 +116,7 @@ class Engine:
                  released)  # fmt: skip
 
     def publish(self) -> None:
-        """Write ``engine.json`` (atomically) so the API can name documents."""
+        """Write ``engine.json`` (atomically): this engine is up, with this model."""
         info = {
             "stamp": self.stamp,
             "model": self.embedder.model_id,

@@ -31,6 +31,11 @@ class EngineUnavailable(FissureError):
     """The engine is not answering (starting, restarting, or overloaded)."""
 
 
+class Opening(EngineUnavailable):
+    """The engine is opening the request's namespace (once, on its first use): the API
+    answers 503 with Retry-After, as for an engine that is not answering."""
+
+
 def address(store: Path) -> str:
     """The engine's socket: in the store folder, or in the temporary folder when that path
     is too long for a Unix socket (about 100 bytes)."""
@@ -126,7 +131,8 @@ class EngineClient:
         """One request.
 
         Raises:
-            EngineUnavailable: The engine does not answer.
+            EngineUnavailable: The engine does not answer, or (:class:`Opening`) it is still
+                opening the namespace.
             FissureError: The engine refused the request (the message says why).
         """
         try:
@@ -144,6 +150,8 @@ class EngineClient:
         if reply[0] == "ok":
             return reply[1]
         _, kind, message = reply
+        if kind == Opening.__name__:
+            raise Opening(message)
         raise RemoteError(kind, message)
 
 

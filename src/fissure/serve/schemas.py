@@ -255,10 +255,31 @@ class QueryOut(BaseModel):
 
 
 class Health(BaseModel):
-    """Liveness or readiness."""
+    """Liveness."""
 
     status: Literal["ok", "unavailable"]
     detail: str = ""
+
+
+class PartReady(BaseModel):
+    """Whether one part of the service is ready, and if not, why."""
+
+    ready: bool
+    detail: str = ""
+
+
+class Readiness(BaseModel):
+    """Readiness, by part: ``status`` is ``ok`` when the parts asked for (``need``) are."""
+
+    status: Literal["ok", "unavailable"]
+    detail: str = Field(default="", description="Why not, when status is unavailable.")
+    intake: PartReady = Field(
+        description="Uploads are accepted: the queue answers and the spool is writable."
+    )
+    engine: PartReady = Field(
+        description="The engine is up (model loaded, store open): jobs run, queries, chunk "
+        "reads and deletes are answered."
+    )
 
 
 JobOut.model_rebuild()

@@ -8,9 +8,16 @@ DIR`` searches the default namespace. Each namespace writes through its own
 mark → embed → delete by source → upsert → manifest commit); a lock per namespace keeps a
 delete from interleaving with a write.
 
+A namespace is opened once, completely (its Chroma included, which otherwise opens on first
+use), under one lock: Chroma's clients share process-wide state, and two threads opening the
+same folder at once failed with Chroma's internal errors (issue 32.3). The runner's writes
+wait for an opening namespace; a request of the API waits :data:`REQUEST_WAIT` seconds, then
+is answered :class:`~fissure.serve.rpc.Opening` (503 with Retry-After).
+
 The embedded Chroma must have one owner process: another process's queries would read a
-stale vector index. That owner is the engine; the API reaches it over
-:mod:`fissure.serve.rpc`.
+stale vector index. That owner is the engine (one per store folder: it holds
+``engine.lock``), so across processes too a namespace is opened by one process; the API
+never opens a store, it reaches the engine over :mod:`fissure.serve.rpc`.
 """
 
 from __future__ import annotations
@@ -28,11 +35,13 @@ from fissure.ingest.pipeline import check_model, reconcile
 from fissure.ingest.workers import Outcome
 from fissure.ingest.writer import Writer
 from fissure.serve.jobs import DEFAULT_NAMESPACE, NAMESPACE
+from fissure.serve.rpc import Opening
 from fissure.store.manifest import Failure, ManifestProtocol
-from fissure.store.open import close_store, is_database, open_store
+from fissure.store.open import LazyChroma, close_store, is_database, open_store
 from fissure.store.protocol import Store
 
 log = logging.getLogger("fissure.serve")
+REQUEST_WAIT = 2.0  # seconds a query, chunk read or delete waits for a namespace being opened
 
 
 def origin_of(namespace: str) -> str:
@@ -74,30 +83,55 @@ class Spaces:
         self.window_share = window_share
         self.embed_headings = embed_headings
         self._spaces: dict[str, _Space] = {}
-        self._guard = threading.Lock()
+        self._guard = threading.Lock()  # the table of open namespaces
+        self._opening = threading.Lock()  # held while a namespace opens: one at a time
 
-    def open(self, namespace: str) -> _Space:
-        """A namespace's store, manifest and writer.
+    def open(self, namespace: str, wait: float | None = None) -> _Space:
+        """A namespace's store, manifest and writer, opened on first use.
+
+        Args:
+            namespace: The namespace.
+            wait: Seconds to wait while another thread opens a namespace (``None``: as
+                long as it takes).
 
         Raises:
+            Opening: It is still being opened after ``wait`` seconds.
             ConfigError: Its store was built with an embedder of another width.
         """
         with self._guard:
             found = self._spaces.get(namespace)
-            if found is None:
-                store, manifest = open_store(self.folder, namespace=namespace)
-                try:
-                    check_model(manifest, self.embedder, self.folder)
-                    reconcile(store, manifest)  # what a killed engine left half-written
-                except BaseException:
-                    manifest.close()
-                    close_store(store)
-                    raise
-                writer = Writer(store, manifest, self.embedder, origin_of(namespace), self.stamp,
-                                {}, window_share=self.window_share,
-                                embed_headings=self.embed_headings)  # fmt: skip
-                found = self._spaces[namespace] = _Space(store, manifest, writer, threading.Lock())
+        if found is not None:
             return found
+        if not self._opening.acquire(timeout=-1 if wait is None else wait):
+            raise Opening(f"namespace {namespace} is opening (namespaces open one at a time, "
+                          "on first use since the service started): retry in a moment")  # fmt: skip
+        try:
+            with self._guard:
+                found = self._spaces.get(namespace)
+            if found is None:
+                found = self._open(namespace)
+                with self._guard:
+                    self._spaces[namespace] = found
+            return found
+        finally:
+            self._opening.release()
+
+    def _open(self, namespace: str) -> _Space:
+        """Open a namespace whole (called with the opening lock held)."""
+        store, manifest = open_store(self.folder, namespace=namespace)
+        try:
+            if isinstance(store, LazyChroma):
+                store.count()  # opens Chroma here, under the lock, not in a request's thread
+            check_model(manifest, self.embedder, self.folder)
+            reconcile(store, manifest)  # what a killed engine left half-written
+        except BaseException:
+            manifest.close()
+            close_store(store)
+            raise
+        writer = Writer(store, manifest, self.embedder, origin_of(namespace), self.stamp, {},
+                        window_share=self.window_share,
+                        embed_headings=self.embed_headings)  # fmt: skip
+        return _Space(store, manifest, writer, threading.Lock())
 
     def recover(self) -> list[str]:
         """Open every namespace the folder holds, which undoes half-written documents;
@@ -145,7 +179,7 @@ class Spaces:
 
     def delete(self, namespace: str, source: str) -> None:
         """Remove a document's chunks and pieces, then its manifest rows."""
-        space = self.open(namespace)
+        space = self.open(namespace, REQUEST_WAIT)
         with space.lock:
             space.store.delete_sources([source])
             space.manifest.forget([source])
@@ -156,8 +190,8 @@ class Spaces:
     ) -> list[tuple[str, float, str, dict[str, Any]]]:  # fmt: skip
         """The ``k`` best chunks of a namespace (``mode``, ``text``: as
         :meth:`fissure.store.protocol.Store.query`): ``(chunk_id, score, text, metadata)``."""
-        hits = self.open(namespace).store.query(vector, k, where, sub_weight=sub_weight,
-                                                text=text, mode=mode)  # fmt: skip
+        store = self.open(namespace, REQUEST_WAIT).store
+        hits = store.query(vector, k, where, sub_weight=sub_weight, text=text, mode=mode)
         return [(h.chunk_id, h.score, h.text, h.metadata) for h in hits]
 
     def chunks(self, namespace: str, source: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -166,14 +200,14 @@ class Spaces:
         Raises:
             InputError: The store cannot list a document's chunks.
         """
-        items = getattr(self.open(namespace).store, "source_items", None)
+        items = getattr(self.open(namespace, REQUEST_WAIT).store, "source_items", None)
         if items is None:
             raise InputError("this store cannot list a document's chunks")
         return list(items(source))
 
     def close(self) -> None:
         """Close every manifest and store."""
-        with self._guard:
+        with self._opening, self._guard:
             for space in self._spaces.values():
                 space.manifest.close()
                 close_store(space.store)

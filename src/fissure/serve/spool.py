@@ -56,6 +56,10 @@ class Spool:
         self.objects.mkdir(parents=True, exist_ok=True)
         self.tmp.mkdir(parents=True, exist_ok=True)
 
+    def writable(self) -> bool:
+        """Whether this process may write into the spool (not a read-only mount, say)."""
+        return os.access(self.tmp, os.W_OK) and os.access(self.objects, os.W_OK)
+
     def path(self, digest: str) -> Path:
         """Where the bytes of ``digest`` are."""
         if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):

@@ -128,15 +128,22 @@ def check(settings: ServiceSettings) -> None:
 
 def environment(settings: ServiceSettings) -> dict[str, str]:
     """The environment of every process of the service (set here too, before the
-    metrics library is imported: it reads its folder at import)."""
+    metrics library is imported: it reads its folder at import).
+
+    Raises:
+        ConfigError: The embedder spec is unknown or names a model that is not there.
+    """
+    from fissure.serve.engine import STAMP_ENV, expected_stamp
     from fissure.serve.rpc import KEY_ENV
 
+    stamp = expected_stamp(settings)  # the API names documents with it before the engine is up
     metrics_dir = settings.store / "metrics"
     shutil.rmtree(metrics_dir, ignore_errors=True)
     metrics_dir.mkdir(parents=True)
     extra = {
         SETTINGS_ENV: settings.to_json(),
         KEY_ENV: secrets.token_hex(32),
+        STAMP_ENV: stamp,
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir.resolve()),
         "TOKENIZERS_PARALLELISM": "false",
         "HF_HUB_OFFLINE": "1",
