@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "hashing"
@@ -119,15 +120,7 @@ class EmbedServer:
         """Stop it (and anything it started)."""
         if self.process is None:
             return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        stop_group(self.process, 15)
         self.process = None
 
     def __enter__(self) -> EmbedServer:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
@@ -15,6 +14,8 @@ from typing import Any
 
 import httpx
 from bench.service import tree
+
+from tests.processes import stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.ingest.helpers"  # the hanging and memory-hogging test parsers
@@ -123,16 +124,7 @@ class Server:
         """Stop the server and everything it started."""
         if self.process is None:
             return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        # The supervisor's session: anything it left (it should leave nothing) goes too.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        stop_group(self.process, 30)
         self.process = None
 
     def client(self, key: str | None = None, **kwargs: Any) -> httpx.Client:

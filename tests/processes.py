@@ -1,0 +1,22 @@
+"""Stopping a server a test started as its own process group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+
+
+def stop_group(process: subprocess.Popen, wait: float) -> None:
+    """SIGTERM, ``wait`` seconds for it to end (else SIGKILL), then SIGKILL to whatever is
+    left of its session (it should leave nothing)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(wait)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
