@@ -73,12 +73,13 @@ class EngineSupervisor:
             lived = time.monotonic() - started
             wait = min(30.0, max(1.0, wait * 2)) if lived < _QUICK_DEATH else 0.2
             log.warning("the engine exited (%s); starting a new one in %.1f s", code, wait)
-            if self._stop.wait(wait):
-                return
             from fissure.serve.metrics import WORKER_RESTARTS
 
+            # Counted when the death is seen, not after the wait: /metrics tells at once.
             WORKER_RESTARTS.labels("engine").inc()
             self.restarts += 1
+            if self._stop.wait(wait):
+                return
             self.process = self._spawn()
 
     def stop(self) -> None:
