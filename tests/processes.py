@@ -1,10 +1,11 @@
-"""Stopping a server a test started as its own process group."""
+"""Servers a test starts: a free port for one, and stopping it with its process group."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 
 
@@ -20,3 +21,10 @@ def stop_group(process: subprocess.Popen, wait: float) -> None:
             process.wait()
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on (now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,17 +20,10 @@ import httpx
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.processes import stop_group
+from tests.processes import free_port, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "hashing"
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on (now)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class EmbedServer:

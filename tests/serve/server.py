@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,17 +14,10 @@ from typing import Any
 import httpx
 from bench.service import tree
 
-from tests.processes import stop_group
+from tests.processes import free_port, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.ingest.helpers"  # the hanging and memory-hogging test parsers
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on (now)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
