@@ -35,7 +35,7 @@ from fissure.parse import pdf_ocr
 from fissure.parse.pdf_frame import Frame, frame_of
 from fissure.parse.pdf_headings import Mark, apply_outline, find_headings, read_outline
 from fissure.parse.pdf_layout import Line, clean, page_lines, reading_order
-from fissure.parse.pdf_rules import Edge, graphics, ruled, rules
+from fissure.parse.pdf_rules import Edge, graphics, grids, ruled, rules
 from fissure.parse.pdf_runs import aligned_runs
 from fissure.parse.pdf_tables import place, split_at_grids, tables_on
 from fissure.parse.pdf_text import mark_furniture
@@ -171,11 +171,10 @@ def _read_pages(document: Any, tables: bool) -> _Pages:
         try:
             page = document[index]
             try:
-                top = page.get_mediabox()[3]
                 textpage = page.get_textpage()
                 text = textpage.get_text_range()
                 frame = frame_of(page, textpage)
-                size = frame.size
+                size, top = frame.size, frame.top
                 lines, edges = _layout(page, textpage, frame, index + 1, text, pages, tables)
             finally:
                 page.close()
@@ -351,8 +350,9 @@ def _find_tables(pages: _Pages, aligned: list[list[list[Line]]]) -> int:
         if not (edges or regions) or k + 1 in pages.scans:
             continue
         try:
-            lines = pages.lines[k] = split_at_grids(lines, edges)
-            place(lines, tables_on(edges, regions, lines))
+            found_grids = grids(edges) if edges else []  # read once, by both
+            lines = pages.lines[k] = split_at_grids(lines, found_grids)
+            place(lines, tables_on(found_grids, regions, lines))
         except Exception as exc:  # the page without tables
             for line in lines:
                 if line.role in ("table", "covered"):

@@ -214,10 +214,15 @@ def _open_sides(edges: list[Edge], way: str) -> list[Edge]:
     rule meets, are never joined to a table, and a table ruled only after its first
     column, its other columns set apart by white space, stays for the finder of tables
     without rules), unless a rule is drawn there already."""
-    mine = [e for e in edges if e["orientation"] == way]
     other = [e for e in edges if e["orientation"] != way]
     meets = _meets if way == "h" else lambda v, h: _meets(h, v)
-    mine = [e for e in mine if any(meets(e, r) for r in other)]
+    met: dict[int, frozenset[int]] = {}  # a rule's id -> the rules of the other way it meets
+    mine: list[Edge] = []
+    for rule in edges:
+        if rule["orientation"] == way:
+            met[id(rule)] = frozenset(k for k, r in enumerate(other) if meets(rule, r))
+            if met[id(rule)]:
+                mine.append(rule)
     at, ends = ("top", ("x0", "x1")) if way == "h" else ("x0", ("top", "bottom"))
     out: list[Edge] = []
     for end in ends:
@@ -227,14 +232,17 @@ def _open_sides(edges: list[Edge], way: str) -> list[Edge]:
             if e is not None and (not group or e[end] - group[-1][end] <= _SNAP):
                 group.append(e)
                 continue
-            out.extend(_sides(sorted(group, key=lambda g: g[at]), end, other, meets, way))
+            out.extend(_sides(sorted(group, key=lambda g: g[at]), end, other, met, way))
             group = [e] if e is not None else []
     return out
 
 
-def _sides(line: list[Edge], end: str, other: list[Edge], meets: Any, way: str) -> list[Edge]:
-    """Sides at ``end`` between rules ending on one line (:func:`_open_sides`), each run of
-    them one edge at one place (the ends' mean), so that the cells beside it share it."""
+def _sides(
+    line: list[Edge], end: str, other: list[Edge], met: dict[int, frozenset[int]], way: str
+) -> list[Edge]:
+    """Sides at ``end`` between rules ending on one line (:func:`_open_sides`; ``met``: the
+    rules of ``other`` each one meets), each run of them one edge at one place (the ends'
+    mean), so that the cells beside it share it."""
     if len(line) < 2:
         return []
     pos = sum(e[end] for e in line) / len(line)
@@ -242,7 +250,7 @@ def _sides(line: list[Edge], end: str, other: list[Edge], meets: Any, way: str) 
     at = "top" if way == "h" else "x0"
     runs: list[list[float]] = []
     for a, b in zip(line, line[1:], strict=False):
-        both = [r for r in other if meets(a, r) and meets(b, r)]
+        both = [other[k] for k in met[id(a)] & met[id(b)]]
         if len(both) < 2 or any(abs(r[across] - pos) <= _NARROW for r in both):
             continue  # too few rules hold the two together, or the side is drawn (or
             # the rules only overrun a border drawn just inside their ends)

@@ -34,7 +34,6 @@ from typing import Any
 
 from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
-from fissure.parse.pdf_rules import Edge, grids
 from fissure.parse.pdf_runs import MIN_ROWS, column_edges, phrases
 
 _LEADER = re.compile(r"\.{4,}|(?:\. ){3,}")
@@ -67,14 +66,16 @@ class Table:
     stacked: bool = False  # header rows stacked over the figures: one header, joined
 
 
-def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line]) -> list[Table]:
-    """Tables on a page: the grids its rules make (``edges``, from
-    :func:`~fissure.parse.pdf_rules.rules` on a page whose rules make a grid); in each
+def tables_on(
+    found_grids: list[Any], regions: list[list[Line]], lines: Sequence[Line]
+) -> list[Table]:
+    """Tables on a page: the grids its rules make (``found_grids``, from
+    :func:`~fissure.parse.pdf_rules.grids` on a page whose rules make a grid); in each
     region of aligned lines, the table those lines make, one row a line, cut into cells at
     the white channels that run down them. A cell's text is the page's words (``lines``,
     read by pdfium, as the prose around the table is) whose middle lies in the cell."""
     found: list[Table] = []
-    for t in grids(edges) if edges else ():
+    for t in found_grids:
         table = _table(t.bbox, _texts(t, lines))
         if table is not None and not _partial(table, _inside(lines, table)):
             found.append(table)
@@ -87,12 +88,12 @@ def tables_on(edges: list[Edge], regions: list[list[Line]], lines: Sequence[Line
     return found
 
 
-def split_at_grids(lines: list[Line], edges: list[Edge]) -> list[Line]:
+def split_at_grids(lines: list[Line], found_grids: list[Any]) -> list[Line]:
     """The page's lines with each one that runs through two grids of rules or more (ruled
     tables side by side, whose rows pdfium reads as one line) split where it passes from
     one grid to the next, so that each table reads its own part of the line; a line in
-    one grid at most is left as it is."""
-    boxes = [t.bbox for t in grids(edges)] if edges else []
+    one grid at most is left as it is. ``found_grids``: as for :func:`tables_on`."""
+    boxes = [t.bbox for t in found_grids]
     if len(boxes) < 2:
         return lines
     out: list[Line] = []
