@@ -1,4 +1,5 @@
-"""Servers a test starts: a free port for one, and stopping it with its process group."""
+"""Servers a test starts: a free port for one, starting it in a session of its own, and
+stopping it with its process group."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import signal
 import socket
 import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 
 def stop_group(process: subprocess.Popen, wait: float) -> None:
@@ -28,3 +31,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def spawn(command: Sequence[str], env: Mapping[str, str], log: Path) -> subprocess.Popen:
+    """Start ``command`` in a session of its own (so :func:`stop_group` reaches all it
+    starts), its output appended to ``log``, no input."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            list(command),
+            env=dict(env),
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )

@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.processes import free_port, stop_group
+from tests.processes import free_port, spawn, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "hashing"
@@ -65,15 +65,7 @@ class EmbedServer:
             RuntimeError: It exited or was not up in time (with its log).
         """
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                self.command(),
-                env=env,
-                stdout=log,
-                stderr=log,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        self.process = spawn(self.command(), env, self.log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from bench.service import tree
 
-from tests.processes import free_port, stop_group
+from tests.processes import free_port, spawn, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.ingest.helpers"  # the hanging and memory-hogging test parsers
@@ -64,15 +64,7 @@ class Server:
             "FISSURE_PLUGINS": PLUGIN,
             **self.env,
         }
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                self.command(),
-                env=env,
-                stdout=log,
-                stderr=log,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+        self.process = spawn(self.command(), env, self.log)
         self.wait_ready(timeout)
         return self
 
