@@ -33,7 +33,8 @@ def eval_(
         ),
     ],
     embedder: Annotated[
-        str, typer.Option(help="minilm | minilm:bf16 | static | static:PATH | hashing")
+        str,
+        typer.Option(help="minilm | minilm:bf16 | minilm:onnx | static | static:PATH | hashing"),
     ] = "minilm",
     k: Annotated[int, typer.Option("--k", "-k", help="Headline cut-off (5 and 10 always).")] = 5,
     budget_tokens: Annotated[

@@ -130,8 +130,8 @@ Embedder = Annotated[
         "embedder",
         "--embedder",
         "-e",
-        help="Finds semantic/hybrid cuts: minilm:auto | minilm | minilm:bf16 | static | "
-        "static:PATH | http:URL#MODEL | hashing",
+        help="Finds semantic/hybrid cuts: minilm:auto | minilm | minilm:bf16 | minilm:onnx | "
+        "minilm:onnx-fp32 | static | static:PATH | http:URL#MODEL | hashing",
     ),
 ]
 Breakpoint = Annotated[
@@ -238,8 +238,8 @@ IngestEmbedder = Annotated[
     setting(
         "ingest_embedder",
         "--embedder",
-        help="Embeds the stored vectors: minilm | minilm:bf16 | static | static:PATH | "
-        "http:URL#MODEL",
+        help="Embeds the stored vectors: minilm | minilm:bf16 | minilm:onnx | minilm:onnx-fp32 | "
+        "static | static:PATH | http:URL#MODEL",
     ),
 ]
 Workers = Annotated[

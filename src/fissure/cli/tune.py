@@ -46,7 +46,7 @@ def tune(
         ),
     ] = None,
     embedder: Annotated[
-        str, typer.Option(help="minilm | minilm:bf16 | static | hashing")
+        str, typer.Option(help="minilm | minilm:bf16 | minilm:onnx | static | hashing")
     ] = "minilm",
     k: Annotated[int, typer.Option("--k", "-k", help="Chunks retrieved per question.")] = 5,
     metric: Annotated[str, typer.Option(help="What decides: recall or iou (at k).")] = "recall",
