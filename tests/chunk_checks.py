@@ -1,8 +1,9 @@
 """Checks shared by the corpus, structure, parser and hostile-input tests.
 
 ``assert_chunk_invariants`` is STYLE habit 11 for one parsed document: exact slicing, an
-exact size within the budget (measured by the raw tokenizer, bypassing every cache),
-strictly increasing starts, coverage of every visible character (no overlap here) and
+exact size within the budget (measured by the raw tokenizer, bypassing every cache), a
+length within the character ceiling (``ChunkSettings.char_ceiling``), strictly increasing
+starts, coverage of every visible character (no overlap here) and
 identical output on a second run.
 """
 
@@ -22,6 +23,7 @@ def assert_chunk_invariants(document: Document, chunker: Chunker, chunks: list[C
     without it; starts must still increase and ends never go back.
     """
     text, budget, count = document.text, chunker.settings.budget, chunker.sizer._fn
+    ceiling = chunker.settings.char_ceiling
     overlap = chunker.settings.overlap_tokens
     for i, c in enumerate(chunks):
         where = f"{document.source} chunk {i} [{c.start}:{c.end}]"
@@ -32,6 +34,7 @@ def assert_chunk_invariants(document: Document, chunker: Chunker, chunks: list[C
         measured = count(c.text)  # the raw tokenizer, bypassing every cache
         assert c.n_tokens == measured, (where, c.n_tokens, measured)
         assert measured <= budget, (where, measured, budget)
+        assert len(c.text) <= ceiling, (where, "characters", len(c.text), ceiling)
     for a, b in zip(chunks, chunks[1:], strict=False):
         assert a.start < b.start, (document.source, a.start, b.start)
         assert a.end <= b.end, (document.source, "end went back", a.end, b.end)

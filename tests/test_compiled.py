@@ -3,7 +3,8 @@
 Each check runs in a fresh interpreter, since the switch is read when fissure is imported.
 The child imports fissure, chunks the samples with the sizers and strategies that reach
 every twin (characters through the compiled packer and character table, cl100k and MiniLM
-through the compiled counters, plain text through the compiled chunk loop) and reports
+through the compiled counters, plain text through the compiled chunk loop; and again with a
+character ceiling that binds, over the same tables and counters) and reports
 which twins are loaded and the chunks it made. With the switch set, none is loaded and the
 chunks are the same.
 """
@@ -34,11 +35,15 @@ from fissure.split import recursive, levels
 
 chunks = []
 for path in sorted(Path("samples").iterdir()):
-    for sizer_name, strategy, budget in (
-        ("chars", "recursive", 300), ("chars", "structural", 300),
-        ("cl100k_base", "structural", 64), ("minilm", "fixed", 48),
+    for sizer_name, strategy, budget, ceiling in (
+        ("chars", "recursive", 300, None), ("chars", "structural", 300, None),
+        ("cl100k_base", "structural", 64, None), ("minilm", "fixed", 48, None),
+        # The character ceiling binding, over the compiled tables and counters:
+        ("chars", "recursive", 300, 120), ("minilm", "structural", 64, 90),
+        ("cl100k_base", "recursive", 64, 70),
     ):
-        found = Chunker(strategy=strategy, tokenizer=sizer_name, max_tokens=budget).chunk_file(path)
+        found = Chunker(strategy=strategy, tokenizer=sizer_name, max_tokens=budget,
+                        max_chars=ceiling).chunk_file(path)
         chunks += [[path.name, sizer_name, c.start, c.end, c.n_tokens] for c in found]
 uses = {
     "CharPacker": recursive.CharPacker, "measure_c": parts.measure_c,

@@ -21,7 +21,7 @@ from fissure.errors import ConfigError, InputError
 from fissure.limits import Limits
 from fissure.size import Ruler, Sizer, as_sizer
 from fissure.size.textindex import line_numbers
-from fissure.split.pack import Piece
+from fissure.split.runs import Piece
 from fissure.split.semantic import Trace
 from fissure.split.strategies import split_spans
 from fissure.split.tables import TableHeads, has_tables, table_spans

@@ -16,6 +16,15 @@ DEFAULT_MAX = {"minilm": 254, "chars": 1000, "words": 200}
 DEFAULT_MAX_TOKENS = 512
 # The smallest sentence-piece budget: one character can take 4 cl100k_base tokens.
 SUB_VECTOR_MIN = 4
+# The character ceiling per chunk when ``max_chars`` is not given: this many characters per
+# token of the budget, and never under MIN_MAX_CHARS. A token budget alone can be empty of
+# meaning: a run without spaces longer than 100 characters is one MiniLM word piece
+# ([UNK]), so 10 KB of it "fit" one token. Ordinary text stays far below the allowance:
+# over the committed corpus (every format, every strategy, budgets 8 to 512) the widest
+# chunk held 7.6 characters per MiniLM or cl100k_base token, and 17 per word of the
+# ``words`` sizer at budget 8 (213 characters at most below budget 32, under the floor).
+CHARS_PER_TOKEN = 16
+MIN_MAX_CHARS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +37,12 @@ class ChunkSettings:
         max_tokens: Hard upper bound per chunk, in the tokenizer's unit. ``None``: the
             default for the tokenizer (254 for ``minilm``, 1000 ``chars``, 200 ``words``,
             512 otherwise).
+        max_chars: Hard upper bound per chunk in characters, beside ``max_tokens``: a run
+            that a tokenizer counts as almost nothing (a long line of base64, a long string
+            in JSON: MiniLM reads a word over 100 characters as one ``[UNK]``) is cut to it
+            all the same. ``None``: 16 characters per token of the budget, at least 256
+            (4064 for ``minilm``'s 254), which ordinary prose, code, tables, CSV and URLs
+            never reach (see :attr:`char_ceiling`).
         min_tokens: Chunks smaller than this are merged into a neighbour when that fits
             (the budget less the chunk's context); for every strategy a smaller chunk
             remains only where no join with a neighbour fits.
@@ -84,6 +99,7 @@ class ChunkSettings:
 
     strategy: str = "structural"
     max_tokens: int | None = None
+    max_chars: int | None = None
     min_tokens: int = 0
     overlap_tokens: int = 0
     tokenizer: str = "minilm"
@@ -112,6 +128,7 @@ class ChunkSettings:
         budget = self.budget
         if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
             raise ConfigError(f"max_tokens must be a positive integer, got {budget!r}")
+        self._check_chars()
         for name in ("min_tokens", "overlap_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -135,6 +152,16 @@ class ChunkSettings:
         self._check_retrieval()
         if self.separators is not None and not self.separators:
             raise ConfigError("separators must not be empty: give at least one, e.g. ['\\n\\n']")
+
+    def _check_chars(self) -> None:
+        chars = self.max_chars
+        if chars is not None and (
+            not isinstance(chars, int) or isinstance(chars, bool) or chars <= 0
+        ):
+            raise ConfigError(
+                f"max_chars must be a positive integer (characters per chunk) or None for "
+                f"{CHARS_PER_TOKEN} per token of the budget, got {chars!r}"
+            )
 
     def _check_semantic(self) -> None:
         if self.breakpoint not in BREAKPOINTS:
@@ -233,3 +260,17 @@ class ChunkSettings:
         if self.max_tokens is not None:
             return self.max_tokens
         return DEFAULT_MAX.get(self.tokenizer, DEFAULT_MAX_TOKENS)
+
+    @property
+    def char_ceiling(self) -> int:
+        """``max_chars``, or the default derived from the budget: :data:`CHARS_PER_TOKEN`
+        characters per token, at least :data:`MIN_MAX_CHARS`.
+
+        >>> ChunkSettings().char_ceiling, ChunkSettings(max_tokens=8).char_ceiling
+        (4064, 256)
+        >>> ChunkSettings(max_chars=2000).char_ceiling
+        2000
+        """
+        if self.max_chars is not None:
+            return self.max_chars
+        return max(CHARS_PER_TOKEN * self.budget, MIN_MAX_CHARS)

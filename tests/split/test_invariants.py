@@ -1,8 +1,9 @@
-"""The invariants every strategy keeps, for every sizer, budget and overlap.
+"""The invariants every strategy keeps, for every sizer, budget, overlap and ceiling.
 
 For each chunk: ``text[start:end] == chunk.text``; starts strictly increase; no chunk
-exceeds ``max_tokens`` measured by the same sizer on the chunk's own text; with no
-overlap, chunks cover every visible character; a second run gives identical output.
+exceeds ``max_tokens`` measured by the same sizer on the chunk's own text, nor the character
+ceiling (``max_chars``, given or derived from the budget); with no overlap, chunks cover
+every visible character; a second run gives identical output.
 """
 
 from __future__ import annotations
@@ -54,10 +55,24 @@ def check_invariants(text: str, chunker: Chunker, overlap: int) -> list:
     text=TEXTS,
     budget=st.sampled_from([8, 13, 32, 100]),
     overlap_share=st.sampled_from([0, 0, 3]),
+    max_chars=st.sampled_from([None, None, 1, 7, 40, 150]),
 )
-def test_invariants(strategy: str, sizer_name: str, text: str, budget: int, overlap_share: int):
+def test_invariants(
+    strategy: str,
+    sizer_name: str,
+    text: str,
+    budget: int,
+    overlap_share: int,
+    max_chars: int | None,
+):
     overlap = budget * overlap_share // 10
-    chunker = make(strategy, max_tokens=budget, overlap_tokens=overlap, tokenizer=sizer_name)
+    chunker = make(
+        strategy,
+        max_tokens=budget,
+        overlap_tokens=overlap,
+        tokenizer=sizer_name,
+        max_chars=max_chars,
+    )
     chunker.sizer = get_sizer(sizer_name)
     check_invariants(text, chunker, overlap)
 
@@ -71,8 +86,12 @@ def test_single_huge_word(strategy: str, sizer_name: str):
     chunker.sizer = get_sizer(sizer_name)
     chunks = check_invariants(text, chunker, 0)
     # One word is one unit for the words sizer, and one [UNK] piece for WordPiece (words
-    # over 100 characters); every other sizer must cut it.
-    assert len(chunks) == 1 if sizer_name in ("words", "minilm") else len(chunks) > 1
+    # over 100 characters): the character ceiling cuts it all the same, as the budget
+    # makes every other sizer cut it.
+    ceiling = chunker.settings.char_ceiling
+    assert len(chunks) > len(word) // ceiling
+    if sizer_name in ("words", "minilm"):
+        assert max(len(c.text) for c in chunks) == ceiling
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -2,12 +2,13 @@
 
 Documents run under the limits ``fissure ingest`` uses: a document that hangs, runs out of
 its memory cap or inflates past ``--max-inflate-mb`` is skipped with the reason, and the
-run goes on. Big files, binary formats (PDF, DOCX) and semantic strategies are parsed and
-split in a worker process (:class:`~fissure.ingest.workers.WorkerPool`, started on first
-need), where the timeout and the memory cap are enforced by the OS. A small text file
-(up to ``INLINE_BYTES``) is chunked in this process under the same memory cap: its
-parsers are bounded in work, and starting a worker would cost more than the file. Either
-way the chunks are the same.
+run goes on. Every file is parsed and split in a worker process
+(:class:`~fissure.ingest.workers.WorkerPool`), where the timeout and the memory cap are
+enforced by the OS: a parser stuck in compiled code (a syntax-tree query, a regular
+expression) cannot be interrupted from inside, so a limit that holds has to be a process
+boundary. Measured at the change (1,000 corpus files, 18 MB, quiet machine): 5.9 s in this
+process, 6.5 s through the worker; one small file 0.55 s against 0.86 s (the worker's
+start).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import IO, Annotated
 
 import typer
 
-from fissure.chunker import Chunker, check_budget
+from fissure.chunker import check_budget
 from fissure.cli.common import settings_for
 from fissure.cli.options import (
     Breakpoint,
@@ -31,6 +32,7 @@ from fissure.cli.options import (
     FollowOutsideLinks,
     Language,
     MaxBytes,
+    MaxChars,
     MaxInflateMb,
     MaxTokens,
     MemoryMb,
@@ -57,15 +59,13 @@ from fissure.source.files import Found
 from fissure.source.names import path_name
 from fissure.source.read import read_file
 
-# Text files up to this size are chunked in this process (see the module docstring).
-INLINE_BYTES = 256 * 1024
-
 
 def chunk(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Files or folders (walked recursively).")],
     strategy: Strategy = None,
     max_tokens: MaxTokens = None,
+    max_chars: MaxChars = None,
     min_tokens: MinTokens = None,
     overlap_tokens: OverlapTokens = None,
     tokenizer: Tokenizer = None,
@@ -126,12 +126,12 @@ def chunk(
         limits = Limits(run.memory_mb or None, run.timeout, run.timeout_per_mb, run.max_inflate_mb)
         runner = _Runner(settings.chunk, limits, mime, follow)
         files = list(iter_files(paths, max_bytes=max_bytes, follow_outside_links=follow))
+        runner.prepare()
     except FissureError as exc:
         fail(str(exc))
     sink = open(output, "w", encoding="utf-8") if output else nullcontext(sys.stdout)  # noqa: SIM115
     try:
         with sink as stream, runner:
-            runner.prepare(files)
             outcomes = (runner.chunk(found, max_bytes) for found in files)
             rows, formats, skipped = _write(outcomes, fmt, stream)
             if fmt == "table":
@@ -143,7 +143,7 @@ def chunk(
 
 
 class _Runner:
-    """Chunks one file at a time, here or in the worker (see the module docstring)."""
+    """Chunks one file at a time in the worker (see the module docstring)."""
 
     def __init__(
         self, settings: ChunkSettings, limits: Limits, mime: str | None, follow_outside_links: bool
@@ -151,10 +151,8 @@ class _Runner:
         self.mime = mime
         self.follow_outside_links = follow_outside_links
         sizer = as_sizer(settings.tokenizer)
-        check_budget(settings, sizer)
+        check_budget(settings, sizer)  # a bad budget is one error here, not one per file
         self.unit = sizer.name
-        # A semantic chunker loads its model: in the worker only, never twice.
-        self.here = None if settings.semantic else Chunker(settings, sizer=sizer, limits=limits)
         self.pool = WorkerPool(settings, workers=1, timeout=limits.timeout,
                                memory_mb=limits.memory_mb, plugins=plugin_modules(),
                                timeout_per_mb=limits.timeout_per_mb,
@@ -166,11 +164,9 @@ class _Runner:
     def __exit__(self, *exc: object) -> None:
         self.pool.close()
 
-    def prepare(self, files: list[Found]) -> None:
-        """Start the worker now if some file will likely need it, so that it boots while
-        the small files are chunked here."""
-        if self.here is None or any(_likely_worker(f) for f in files):
-            self.pool.start()
+    def prepare(self) -> None:
+        """Start the worker now: it boots while the first file is read."""
+        self.pool.start()
 
     def chunk(self, found: Found, max_bytes: int) -> Outcome:
         """The file's chunks, or why it has none."""
@@ -184,41 +180,7 @@ class _Runner:
                              follow_outside_links=self.follow_outside_links)  # fmt: skip
         except InputError as exc:
             return Outcome(source, stage="fetch", error_type="InputError", message=str(exc))
-        if self.here is not None and len(data) <= INLINE_BYTES and self._textual(data, source):
-            return self._inline(source, data)
-        self.pool.start()
         return next(iter(self.pool.run([Task(source, data, self.mime)])))
-
-    def _textual(self, data: bytes, source: str) -> bool:
-        from fissure.detect import detect
-        from fissure.parse.registry import parser_for
-
-        route = parser_for(detect(data, source, self.mime).mime)
-        return route is None or not route.binary
-
-    def _inline(self, source: str, data: bytes) -> Outcome:
-        from fissure.parse import parse
-
-        assert self.here is not None
-        try:
-            with self.here.guarded(source):
-                document = parse(data, source, self.mime)
-                chunks = self.here.chunk_document(document)
-        except Exception as exc:  # as in a worker: the reason, never a traceback
-            message = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
-            return Outcome(source, stage="parse", error_type=type(exc).__name__, message=message)
-        fallback = document.metadata.get("fallback")
-        return Outcome(source, chunks, mime=document.mime, fallback=fallback)
-
-
-def _likely_worker(found: Found) -> bool:
-    if found.skip:
-        return False
-    try:
-        big = found.path.stat().st_size > INLINE_BYTES
-    except OSError:
-        return False
-    return big or found.path.suffix.lower() in (".pdf", ".docx")
 
 
 def _write(

@@ -12,6 +12,7 @@ from fissure.cli.common import settings_for
 from fissure.cli.options import (
     ConfigFile,
     EmbedHeadings,
+    MaxChars,
     MaxTokens,
     MinTokens,
     NoConfig,
@@ -43,6 +44,7 @@ def estimate(
         ),
     ] = "structural,recursive,sentence,fixed",
     max_tokens: MaxTokens = None,
+    max_chars: MaxChars = None,
     min_tokens: MinTokens = None,
     overlap_tokens: OverlapTokens = None,
     tokenizer: Tokenizer = None,

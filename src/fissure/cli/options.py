@@ -22,6 +22,7 @@ from fissure.settings.model import defaults
 PARAM_KEYS = {
     "strategy": "chunk.strategy",
     "max_tokens": "chunk.max_tokens",
+    "max_chars": "chunk.max_chars",
     "min_tokens": "chunk.min_tokens",
     "overlap_tokens": "chunk.overlap_tokens",
     "tokenizer": "chunk.tokenizer",
@@ -55,7 +56,7 @@ PARAM_KEYS = {
     "budget_tokens": "query.budget_tokens",
 }
 # Flags where 0 turns the setting off (None), so a flag can undo a file's value.
-OFF_AT_ZERO = ("chunk.embed_window_tokens", "chunk.sub_vector_tokens")
+OFF_AT_ZERO = ("chunk.embed_window_tokens", "chunk.sub_vector_tokens", "chunk.max_chars")
 
 
 def setting(param: str, *names: str, help: str, unset: str = "none") -> Any:  # noqa: A002
@@ -95,6 +96,17 @@ MaxTokens = Annotated[
         "--max-tokens",
         help="Hard budget per chunk.",
         unset="the tokenizer's: 254 for minilm, 1000 chars, 200 words, else 512",
+    ),
+]
+MaxChars = Annotated[
+    int | None,
+    setting(
+        "max_chars",
+        "--max-chars",
+        help="Hard ceiling per chunk in characters, beside the token budget (a run a "
+        "tokenizer counts as one token, such as a long line of base64, is cut to it); 0: "
+        "the default.",
+        unset="16 per token of the budget, at least 256",
     ),
 ]
 MinTokens = Annotated[

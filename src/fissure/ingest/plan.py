@@ -28,6 +28,8 @@ def fingerprint(settings: ChunkSettings, model_id: str) -> str:
         fields.pop("dedup")
     if not settings.embed_headings:
         fields.pop("embed_headings")
+    if settings.max_chars is None:  # the default ceiling: stores made before it keep their stamp
+        fields.pop("max_chars")
     payload = {"settings": fields, "model": model_id, "pipeline": PIPELINE_VERSION}
     raw = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.blake2b(raw, digest_size=12).hexdigest()

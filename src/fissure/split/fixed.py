@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fissure.ranks import BUDGET
 from fissure.split import levels as lv
-from fissure.split.pack import Packer, Piece
+from fissure.split.pack import Packer
+from fissure.split.runs import Piece
 
 
 def fixed_pieces(packer: Packer, overlap: int) -> tuple[list[tuple[int, int]], list[Piece]]:

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from fissure.config import ChunkSettings
 from fissure.ranks import Rank
 from fissure.split import levels as lv
-from fissure.split.pack import Packer, Piece
+from fissure.split.pack import Packer
+from fissure.split.runs import Piece
 from fissure.split.semantic import Trace, meaning_pieces
 from fissure.split.structural import structural_run
 from fissure.types import Block, Embedder
@@ -62,7 +63,14 @@ def hybrid_pieces(
     """Structural atoms of up to ``atom_tokens``, joined where meaning and structure say."""
     atom_budget = min(packer.max_tokens, settings.atom_tokens)
     hard = packer.hard
-    atomiser = Packer(packer.ruler, atom_budget, lv.PROSE, packer.leaf_levels, hard=hard)
+    atomiser = Packer(
+        packer.ruler,
+        atom_budget,
+        lv.PROSE,
+        packer.leaf_levels,
+        hard=hard,
+        max_chars=packer.max_chars,
+    )
     atoms = atomiser.run(structural_run(packer.text, blocks))
     if hard is None:
         return meaning_pieces(settings, packer, atoms, embedder, blend)

@@ -4,9 +4,11 @@ A part that fits the budget is a unit. Adjacent units are packed into one chunk 
 chunk still fits; a part that does not fit is replaced by its children (Block children
 first, then the next finer text level), and a part with nothing finer left is cut at the
 last grapheme boundary that fits. Every size is exact (see :class:`~fissure.size.Ruler`),
-so no chunk exceeds ``max_tokens`` whatever the input. A chunk never runs across a hard
-cut (:mod:`fissure.split.breaks`: a page break, a section start in a paged document): a part
-that holds one is split like a part over budget, and packing stops in front of it.
+so no chunk exceeds ``max_tokens`` whatever the input; nor ``max_chars`` characters, a span
+over that being split as one over budget is (:mod:`fissure.split.ceiling`). A chunk never
+runs across a hard cut (:mod:`fissure.split.breaks`: a page break, a section start in a
+paged document): a part that holds one is split like a part over budget, and packing stops
+in front of it.
 
 A :class:`Packer` is one frozen configuration (budget, text levels, reserve); a caller
 that needs another budget makes another with :func:`dataclasses.replace`. The state of one
@@ -17,64 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-from fissure.ranks import CHAR, GAP, Boundary, boundary
+from fissure.ranks import CHAR, GAP, Boundary
 from fissure.size import Ruler
 from fissure.size.ruler import Table
 from fissure.spans import trim
 from fissure.split.breaks import HardCuts
+from fissure.split.ceiling import capped, extend
 from fissure.split.levels import Cuts, is_grapheme_break
+from fissure.split.runs import Piece, Run, block_run
 from fissure.split.windowed import WINDOW, WindowedTable
 from fissure.types import Block
-
-
-@dataclass(slots=True)
-class Run:
-    """Consecutive parts tiling ``[bounds[0], bounds[-1])``.
-
-    Attributes:
-        bounds: Part boundaries; part ``k`` is ``[bounds[k], bounds[k+1])``.
-        lead: The boundary in front of the first part.
-        cuts: The boundary in front of each later part: one for all, or a list with one
-            per part (index 0 unused).
-        levels: Text levels for splitting a part further (``None``: by block kind, else
-            the packer's default).
-        depth: Index into ``levels`` where a part's further splitting starts.
-        blocks: The structural block of each part, or ``None``.
-    """
-
-    bounds: list[int]
-    lead: Boundary
-    cuts: Boundary | list[Boundary]
-    levels: Sequence[Cuts] | None = None
-    depth: int = 0
-    blocks: list[Block | None] | None = None
-
-    def cut(self, k: int) -> Boundary:
-        """The boundary in front of part ``k``."""
-        if k == 0:
-            return self.lead
-        return self.cuts[k] if isinstance(self.cuts, list) else self.cuts
-
-
-class Piece(NamedTuple):
-    """A packed chunk span, trimmed of surrounding whitespace, and its size.
-
-    ``cut`` is the boundary in front of the piece (its name and rank, see
-    :mod:`fissure.ranks`). ``oversize`` names the kind of unit (``code``, ``function``,
-    ``row`` …) that this piece cuts through because that unit alone is over budget. (A
-    named tuple: immutable and made once per chunk, several times cheaper than a frozen
-    dataclass.)
-    """
-
-    start: int
-    end: int
-    cut: Boundary
-    size: int
-    oversize: str | None = None
-    reason: str | None = None
-
 
 # Units that a chunk may cut through only when the unit alone is over budget. A class
 # splitting into its methods is structure, not damage; a class with nothing inside to
@@ -102,6 +57,7 @@ class Packer:
             a chunk is packed to ``max_tokens - reserve(start)``. A unit that fits the
             budget only without its reserve stays whole, as a chunk of its own.
         hard: Positions no chunk may run across (:class:`~fissure.split.breaks.HardCuts`).
+        max_chars: Hard upper bound for every chunk in characters (``None``: none).
     """
 
     ruler: Ruler
@@ -110,6 +66,7 @@ class Packer:
     leaf_levels: Mapping[str, Sequence[Cuts]] = field(default_factory=dict)
     reserve: Callable[[int], int] | None = None
     hard: HardCuts | None = None
+    max_chars: int | None = None
 
     @property
     def text(self) -> str:
@@ -129,9 +86,24 @@ class Packer:
         return self.ruler.count(s, e)
 
     def fits(self, start: int, end: int) -> bool:
-        """Whether the trimmed span fits the budget (less the reserve at its start)."""
+        """Whether the trimmed span fits the budget (less the reserve at its start) and
+        the character ceiling."""
         s, e = trim(self.ruler.text, start, end)
+        if self.max_chars is not None and e - s > self.max_chars:
+            return False
         return self.ruler.count(s, e) <= self.room(s)
+
+    def within(self, start: int, end: int) -> bool:
+        """Whether the trimmed span keeps within the character ceiling."""
+        if self.max_chars is None or end - start <= self.max_chars:
+            return True
+        s, e = trim(self.ruler.text, start, end)
+        return e - s <= self.max_chars
+
+    def table(self, bounds: list[int], cap: int | None = None) -> Table:
+        """Sizes of the runs of these parts (:meth:`Ruler.table`, ``cap`` the budget they
+        are packed under), a run fitting only within the character ceiling too."""
+        return capped(self.ruler.table(bounds, cap=cap), bounds, self.max_chars)
 
     def crosses(self, start: int, end: int) -> bool:
         """Whether the trimmed span runs across a hard cut."""
@@ -181,8 +153,12 @@ class Packer:
 
         Starts from what the lookup table guarantees, gallops forward until a probe no
         longer fits, then bisects: the work is proportional to the chunk found, never to
-        the rest of the text. Always advances by at least one character.
+        the rest of the text. Always advances by at least one character. Never goes past
+        the character ceiling (an ``e`` beyond it is a grapheme boundary only by chance).
         """
+        whole = limit
+        if self.max_chars is not None and limit - start > self.max_chars:
+            limit = start + self.max_chars
         lo = max(self.ruler.reach(start, self.room(start), limit), start)
         if lo > start and not self.fits(start, lo):  # lookup drift on an odd sizer
             lo = start
@@ -193,7 +169,9 @@ class Packer:
                 break
             lo, step = hi, step * 2
         else:
-            return limit
+            if limit == whole:
+                return limit
+            lo = hi = limit
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self.fits(start, mid):
@@ -257,8 +235,7 @@ class _Packing:
                 continue
             j = max(i, table.sure(i, budget))
             if stop is None:
-                while j + 1 < n and fits(i, j + 1, budget):
-                    j += 1
+                j = extend(table, i, j, n, budget)
             else:
                 while j > i and table.end(j) > stop:
                     j -= 1
@@ -305,13 +282,13 @@ class _Packing:
             if child is not None and len(child.bounds) > WINDOW:
                 # Too many parts for one table: measure the part itself, up to the budget,
                 # and pack its parts window by window if it is over.
-                table = self.ruler.table(bounds, cap=self.max_tokens)
+                table = self.packer.table(bounds, self.max_tokens)
                 if table.fits(0, 0, room(table.start(0))):
                     return table
                 self.pack(child)
                 return None
             if child is not None:
-                table = self.ruler.table(child.bounds, cap=self.max_tokens)
+                table = self.packer.table(child.bounds, self.max_tokens)
                 last = len(child.bounds) - 2
                 if not table.fits(0, last, room(table.start(0))):
                     self.pack(child, table)
@@ -324,8 +301,9 @@ class _Packing:
         """Sizes of the runs of these parts: one table, or a window of one over a long run
         (see :mod:`fissure.split.windowed`)."""
         if len(bounds) > WINDOW:
-            return WindowedTable(self.ruler, bounds, self.max_tokens, WINDOW)
-        return self.ruler.table(bounds, cap=self.max_tokens)
+            windowed = WindowedTable(self.ruler, bounds, self.max_tokens, WINDOW)
+            return capped(windowed, bounds, self.packer.max_chars)
+        return self.packer.table(bounds, self.max_tokens)
 
     def _expand(self, run: Run, k: int) -> Run | None:
         return self.packer.expand(run, k, len(self._nesting) < MAX_NESTING)
@@ -382,37 +360,6 @@ class _Packing:
 
     def _damage(self) -> str | None:
         return self._inside[0] if self._inside else None
-
-
-def block_run(blocks: Sequence[Block], start: int, end: int, lead: Boundary) -> Run:
-    """A run tiling ``[start, end)``: the blocks, with the gaps between them as parts.
-
-    The boundary in front of a block is the block's (:attr:`Block.boundary`: ``section 2``,
-    ``function``, ranked by :mod:`fissure.ranks`); the one in front of a gap is ``gap``.
-    """
-    bounds: list[int] = [start]
-    owners: list[Block | None] = []
-    cuts: list[Boundary] = []  # in front of each part; the first one's is ``lead``
-    pos = start
-    for block in blocks:  # (comparisons, not max/min: this runs for every block)
-        b_start = block.start if block.start > pos else pos
-        b_end = block.end if block.end < end else end
-        if b_end <= b_start:
-            continue
-        if b_start > pos:
-            owners.append(None)
-            bounds.append(b_start)
-            cuts.append(GAP)
-        owners.append(block)
-        bounds.append(b_end)
-        cuts.append(boundary(block.kind, block.level))
-        pos = b_end
-    if pos < end:
-        owners.append(None)
-        bounds.append(end)
-        cuts.append(GAP)
-    cuts[:1] = [lead]  # the first part's boundary (or the only one, of no part)
-    return Run(bounds, lead, cuts, None, 0, owners)
 
 
 def _peel_comment(packer: Packer, child: Run) -> bool:

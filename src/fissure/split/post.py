@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from fissure.split.pack import Packer, Piece, Run
+from fissure.split.pack import Packer
+from fissure.split.runs import Piece, Run
 
 _WORD = re.compile(r"\S+")
 
@@ -86,8 +87,9 @@ def add_overlap(
     reserve: Callable[[int], int] | None = None,
 ) -> list[tuple[int, int]]:
     """Spans extended backwards to the earliest unit start that keeps the overlap within
-    ``overlap`` and the chunk (plus its ``reserve``) within the budget, never back across a
-    hard cut (:attr:`Packer.hard`). Starts stay strictly increasing."""
+    ``overlap`` and the chunk (plus its ``reserve``) within the budget and the character
+    ceiling, never back across a hard cut (:attr:`Packer.hard`). Starts stay strictly
+    increasing."""
     spans = [(p.start, p.end) for p in pieces]
     if overlap <= 0:
         return spans
@@ -106,7 +108,11 @@ def add_overlap(
             mid = (lo + hi) // 2
             c = candidates[mid]
             room = packer.max_tokens - (reserve(c) if reserve else 0)
-            if packer.size(c, start) <= overlap and packer.size(c, end) <= room:
+            if (
+                packer.size(c, start) <= overlap
+                and packer.within(c, end)
+                and packer.size(c, end) <= room
+            ):
                 hi = mid
             else:
                 lo = mid + 1

@@ -12,7 +12,7 @@ from fissure.config import ChunkSettings
 from fissure.ranks import CHAR, START
 from fissure.size import Ruler
 from fissure.split import levels as lv
-from fissure.split.pack import Piece
+from fissure.split.runs import Piece
 from fissure.split.separators import DEFAULT, preset
 
 _split = twin("fissure.split._split")  # None: the Python packer does it all
@@ -42,8 +42,11 @@ def char_packer(
     settings: ChunkSettings, ruler: Ruler, budget: int
 ) -> Callable[[], list[Piece]] | None:
     """The compiled packer (``_split``) where it applies and was built: ``recursive``
-    by characters with literal separators. It makes exactly the Python packer's pieces."""
+    by characters with literal separators, under a character ceiling no tighter than the
+    budget (so never the one that binds). It makes exactly the Python packer's pieces."""
     if CharPacker is None or settings.strategy != "recursive" or ruler.sizer.name != "chars":
+        return None
+    if settings.char_ceiling < budget:
         return None
     literal = _literal_levels(settings.separators, settings.separators_are_regex, settings.language)
     if literal is None:

@@ -10,9 +10,9 @@ the boundary is worth and a cost per chunk, so small neighbours with close meani
 headings still cut.
 
 The cuts are chosen by dynamic programming over the atoms: the set of boundaries that
-maximises the total score with every chunk within ``max_tokens`` (and, where possible,
-at least ``min_tokens``). A cut with a negative score is taken only when the budget
-forces it, and its reason says so.
+maximises the total score with every chunk within ``max_tokens`` and the character
+ceiling (and, where possible, at least ``min_tokens``). A cut with a negative score is
+taken only when the budget forces it, and its reason says so.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from fissure.config import ChunkSettings
 from fissure.ranks import START
 from fissure.size.ruler import Table
 from fissure.split import levels as lv
-from fissure.split.pack import Packer, Piece, Run
+from fissure.split.pack import Packer
+from fissure.split.runs import Piece, Run
 from fissure.types import Embedder
 
 # ``blend(atom, semantic)``: the score of the cut in front of ``atom`` given its semantic
@@ -139,7 +140,7 @@ def semantic_atoms(packer: Packer) -> list[Piece]:
     word-cut pieces."""
     text = packer.text
     bounds = [0, *lv.SENTENCE.find(packer.ruler.index, 0, len(text)), len(text)]
-    table = packer.ruler.table(bounds)
+    table = packer.table(bounds)
     budget = packer.max_tokens
     atoms: list[Piece] = []
     for k in range(len(bounds) - 1):
@@ -147,9 +148,8 @@ def semantic_atoms(packer: Packer) -> list[Piece]:
         if s >= e:
             continue  # nothing visible in this sentence span
         cut = START if k == 0 else lv.SENTENCE.boundary
-        size = table.size(k, k)
-        if size <= budget:
-            atoms.append(Piece(s, e, cut, size))
+        if table.fits(k, k, budget):
+            atoms.append(Piece(s, e, cut, table.size(k, k)))
         else:
             word = lv.WORD.boundary
             atoms.extend(packer.run(Run([bounds[k], bounds[k + 1]], cut, word, (lv.WORD,))))
@@ -189,7 +189,7 @@ def meaning_pieces(
     for k in range(1, len(atoms)):
         scores[k] = float(sem[k - 1]) if blend is None else blend(atoms[k], float(sem[k - 1]))
     bounds = [a.start for a in atoms] + [atoms[-1].end]
-    table = packer.ruler.table(bounds)
+    table = packer.table(bounds)
     starts = choose_cuts(table, scores, budget, settings.min_tokens)
     pieces = []
     for n, i in enumerate(starts):

@@ -17,9 +17,10 @@ from fissure.split import sentence
 from fissure.split.breaks import paged_cuts
 from fissure.split.fixed import fixed_pieces
 from fissure.split.hybrid import hybrid_pieces
-from fissure.split.pack import Packer, Piece, Run
+from fissure.split.pack import Packer
 from fissure.split.post import add_overlap, fit_reserve, merge_small, word_starts
 from fissure.split.recursive import char_packer, separator_levels
+from fissure.split.runs import Piece, Run
 from fissure.split.semantic import Trace, meaning_pieces, semantic_atoms
 from fissure.split.structural import LEAF_LEVELS, structural_run
 from fissure.types import Block, Embedder
@@ -56,12 +57,14 @@ def split_spans(
     or a section start of a paged document (:mod:`fissure.split.breaks`).
     """
     budget, overlap, strategy = settings.budget, settings.overlap_tokens, settings.strategy
+    chars = settings.char_ceiling  # every strategy keeps within it too (fissure.split.ceiling)
     if strategy == "fixed":
-        spans, pieces = fixed_pieces(Packer(ruler, budget), overlap)
+        spans, pieces = fixed_pieces(Packer(ruler, budget, max_chars=chars), overlap)
         return Split(spans, pieces)
     # Pack to leave room for the overlap, then let it grow back to the full budget.
     room = budget - overlap
-    packer = Packer(ruler, room, _levels(strategy, settings), LEAF_LEVELS, hard=paged_cuts(blocks))
+    levels, hard = _levels(strategy, settings), paged_cuts(blocks)
+    packer = Packer(ruler, room, levels, LEAF_LEVELS, hard=hard, max_chars=chars)
     trace = None
     if strategy in ("semantic", "hybrid"):
         if embedder is None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from fissure.ranks import START
 from fissure.split import levels as lv
-from fissure.split.pack import Run, block_run
+from fissure.split.runs import Run, block_run
 from fissure.types import Block
 
 # Inside a structural leaf, code and tables are cut by lines before words; prose by
