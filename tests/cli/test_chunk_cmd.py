@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,22 @@ def test_python_stdlib_jsonl_slices_back_exactly(tmp_path):
     rows = _check_jsonl(out.read_text(encoding="utf-8"))
     assert len(rows) > 300
     assert max(r["n_tokens"] for r in rows) <= 512
+
+
+def test_timeout_holds_for_small_text_files(tmp_path):
+    """A 200 KB script whose syntax-tree query runs for minutes (compiled code that no
+    in-process deadline can interrupt) is ended at --timeout like any other document, and
+    the folder's good file is still chunked."""
+    (tmp_path / "good.md").write_text("# Title\n\nA paragraph of plain text.\n")
+    (tmp_path / "nested.js").write_text("var x = " + "[" * 200_000)
+    started = time.monotonic()
+    command = ["chunk", str(tmp_path), "--timeout", "3", "--timeout-per-mb", "0"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "fissure", *command], capture_output=True, text=True, timeout=120
+    )
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert took < 45, f"--timeout 3 took {took:.0f} s"
+    assert "skipped" in proc.stderr and "nested.js" in proc.stderr
+    assert "took longer than 3 s" in proc.stderr
+    assert {Path(r["source"]).name for r in _check_jsonl(proc.stdout)} == {"good.md"}

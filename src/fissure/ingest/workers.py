@@ -54,6 +54,9 @@ class Outcome:
     ``duplicates``: chunks left out because their text repeats an earlier one (``dedup``).
     ``mime`` and ``fallback``: the document's detected type and, when a coarser parser
     stood in, why (empty and ``None`` for a failure).
+    ``time_left`` and ``time_limit``: the seconds of the document's time limit that
+    parsing left for embedding and storing it, and that limit in words (infinite and
+    empty where no limit applies); see :class:`fissure.ingest.writer.Writer`.
     """
 
     source: str
@@ -68,6 +71,8 @@ class Outcome:
     duplicates: int = 0
     mime: str = ""
     fallback: str | None = None
+    time_left: float = float("inf")
+    time_limit: str = ""
 
     @property
     def failed(self) -> bool:
@@ -232,7 +237,11 @@ class WorkerPool:
                     raise ConfigError(f"the parsing workers cannot start: {message[1]}")
                 if message is not None:
                     slot.task = None
-                    yield _outcome(message)
+                    outcome = _outcome(message)
+                    # The rest of the document's time is for embedding and storing it.
+                    outcome.time_left = max(0.0, slot.deadline - now)
+                    outcome.time_limit = self.limits.describe_time(len(task.data))
+                    yield outcome
                     continue
             if slot.conn in ready:
                 try:

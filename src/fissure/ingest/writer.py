@@ -3,8 +3,13 @@
 For each group of documents: mark them pending in the manifest → embed (here; the Ray engine
 embeds in its actors, before this) → delete their old chunks and pieces by source → upsert
 the new chunks and pieces → commit their manifest rows (and dead letters), which clears the
-marks. Chunk and
-piece ids are content-addressed, so redoing any of it is harmless.
+marks. Chunk and piece ids are content-addressed, so redoing any of it is harmless.
+
+A document of more than :data:`SLICE` chunks and pieces is written alone, a slice at a
+time, under what its time limit has left after parsing (``Outcome.time_left``): one that
+runs out while it is embedded or stored becomes a dead letter with nothing of it left in
+the store, and the run goes on. Smaller documents are embedded together (one call for
+many documents keeps the model's batches full); their work is bounded by the slice.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ import numpy as np
 
 from fissure.embed import Embedder
 from fissure.embed.window import blend, headed_text
+from fissure.ingest.slices import SLICE, Clock, OutOfTime, failed_as, joined, size, slices
+from fissure.ingest.slices import stack as _stack
+from fissure.ingest.slices import upsert as _upsert
 from fissure.ingest.workers import Outcome
 from fissure.store.manifest import Entry, Failure, ManifestProtocol
 from fissure.store.protocol import Piece, Store
@@ -81,6 +89,18 @@ def embed_outcomes(
     for item in out:
         item.seconds = share
     return out
+
+
+def _out_of_time(outcome: Outcome, stage: str, clock: Clock) -> Outcome:
+    """``outcome``'s document as a failure: it ran out of its time at ``stage``."""
+    doing = "embedding" if stage == "embed" else "storing"
+    message = (
+        f"embedding and storing {len(outcome.chunks):,} chunks took longer than the "
+        f"{clock.allowed:.3g} s that parsing left of the document's limit of "
+        f"{outcome.time_limit or 'its timeout'}; stopped while {doing}. If the document is "
+        "genuine, raise --timeout or --timeout-per-mb"
+    )
+    return Outcome(outcome.source, [], stage, "LimitError", message)
 
 
 def failed(outcome: Outcome, stage: str, exc: BaseException) -> Outcome:
@@ -171,14 +191,46 @@ class Writer:
     def write(self, group: Sequence[Outcome]) -> None:
         """Embed a group, then store it (see :meth:`store_group`). The documents are marked
         pending first, so a shared manifest holds them while they are embedded: a second
-        run that reaches one of them waits instead of embedding it too."""
+        run that reaches one of them waits instead of embedding it too. A document of more
+        than :data:`SLICE` chunks and pieces is written alone, in slices, under its time
+        limit (see the module docstring)."""
         started = time.perf_counter()
         self.manifest.mark_pending([o.source for o in group])
         self.timings.manifest += time.perf_counter() - started
+        small = [o for o in group if size(o) <= SLICE]
+        if small:
+            self._embed_and_store(small)
+        for outcome in group:
+            if size(outcome) > SLICE:
+                self._write_sliced(outcome)
+
+    def _embed_and_store(self, group: Sequence[Outcome]) -> None:
         embedded = embed_outcomes(self.embedder, group, self.window_share, self.embed_headings)
         self.timings.embed += sum(e.seconds for e in embedded)
         self.timings.embed_calls += 1 if any(o.chunks for o in group) else 0
         self.store_group(embedded)
+
+    def _write_sliced(self, outcome: Outcome) -> None:
+        """Embed and store one big document a slice at a time, within its time limit."""
+        clock = Clock(outcome)
+        parts: list[Embedded] = []
+        for part in slices(outcome):
+            if clock.over():
+                self._store([Embedded(_out_of_time(outcome, "embed", clock))])
+                return
+            parts += embed_outcomes(self.embedder, [part], self.window_share, self.embed_headings)
+            self.timings.embed += parts[-1].seconds
+            self.timings.embed_calls += 1
+            if parts[-1].outcome.failed:
+                self._store([Embedded(failed_as(outcome, parts[-1].outcome))])
+                return
+        # Storing a dead letter deletes whatever was written of its document.
+        try:
+            self._store([Embedded(outcome, *joined(parts))], clock)
+        except OutOfTime:
+            self._store([Embedded(_out_of_time(outcome, "store", clock))])
+        except Exception as exc:
+            self._store([Embedded(failed(outcome, "store", exc))])
 
     def store_group(self, group: Sequence[Embedded]) -> None:
         """Store a group; if that fails, store its documents one by one to isolate the bad
@@ -194,7 +246,7 @@ class Writer:
             self.store.delete_sources([only.source])  # drop anything half-written
             self._store([Embedded(failed(only, "store", exc))])
 
-    def _store(self, group: Sequence[Embedded]) -> None:
+    def _store(self, group: Sequence[Embedded], clock: Clock | None = None) -> None:
         t = self.timings
         outcomes = [e.outcome for e in group]
         sources = [o.source for o in outcomes]
@@ -206,10 +258,11 @@ class Writer:
         started = time.perf_counter()
         self.store.delete_sources(sources)
         if chunks:
-            self.store.upsert(chunks, _stack([e.chunk_vectors for e in group if e.outcome.chunks]))
+            vectors = _stack([e.chunk_vectors for e in group if e.outcome.chunks])
+            _upsert(self.store.upsert, chunks, vectors, clock)
         if pieces:
-            self.store.upsert_pieces(pieces, _stack([e.piece_vectors for e in group
-                                                     if e.outcome.pieces]))  # fmt: skip
+            vectors = _stack([e.piece_vectors for e in group if e.outcome.pieces])
+            _upsert(self.store.upsert_pieces, pieces, vectors, clock)
         t.store += time.perf_counter() - started
         started = time.perf_counter()
         entries, failures = self._records(outcomes)
@@ -235,13 +288,6 @@ class Writer:
                     Failure(o.source, self.origin, o.stage, o.error_type, o.message, o.traceback)
                 )
         return entries, failures
-
-
-def _stack(parts: list[np.ndarray | None]) -> np.ndarray:
-    present = [p for p in parts if p is not None]
-    if not present:
-        raise ValueError("documents with chunks but no vectors")
-    return np.concatenate(present)
 
 
 class Background(Generic[T]):
