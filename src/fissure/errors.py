@@ -44,3 +44,8 @@ class MissingDependencyError(FissureError, ImportError):
 class StoreError(FissureError):
     """The store's database cannot be reached or refused a write; the message says which
     server (without its password) and what it answered."""
+
+
+class DiskFullError(StoreError):
+    """The store's disk has no room for a write. It ends the run rather than failing each
+    document in turn: nothing is recorded as failed, and the next run redoes the rest."""

@@ -67,12 +67,14 @@ def resolved_for(ctx: typer.Context) -> Resolved:
         fail(str(exc))
 
 
-def open_existing(store: str) -> tuple[Store, ManifestProtocol]:
-    """The store and the manifest that ``--store`` names; fails (one line) when there is none."""
+def open_existing(store: str, read_only: bool = False) -> tuple[Store, ManifestProtocol]:
+    """The store and the manifest that ``--store`` names; fails (one line) when there is none.
+    ``read_only``: for a command that only reads, which then writes nothing there (a
+    read-only mount or a full disk is searched as it is)."""
     from fissure.store.open import open_store
 
     try:
-        return open_store(store, create=False)
+        return open_store(store, create=False, read_only=read_only)
     except FissureError as exc:
         fail(str(exc))
 

@@ -28,10 +28,10 @@ app = typer.Typer(help="The dead-letter queue: documents that failed, and why.",
                   no_args_is_help=True)  # fmt: skip
 
 
-def _manifest(store: str) -> ManifestProtocol:
+def _manifest(store: str, read_only: bool = False) -> ManifestProtocol:
     from fissure.store.open import close_store
 
-    found, manifest = open_existing(store)
+    found, manifest = open_existing(store, read_only=read_only)
     close_store(found)
     return manifest
 
@@ -53,7 +53,7 @@ def list_(
     no_config: NoConfig = False,
 ) -> None:
     """Every failed document: source, stage, error and when (tab-separated)."""
-    manifest = _manifest(settings_for(ctx).store.path)
+    manifest = _manifest(settings_for(ctx).store.path, read_only=True)
     failures = manifest.failures()
     manifest.close()
     for f in failures:

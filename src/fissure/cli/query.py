@@ -109,7 +109,7 @@ def query(
     depth = k if budget is None else max(k, DEPTH)
     filters = _filters(where or [])
     asked = _asked(text, queries)
-    found, manifest = open_existing(store)
+    found, manifest = open_existing(store, read_only=True)  # search is a read
     try:
         vectors = _vectors(asked, manifest, embedder, mode)
         pieces = getattr(found, "count_pieces", lambda: 1)

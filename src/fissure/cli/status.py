@@ -68,7 +68,7 @@ def status(
     if check and is_database(store):
         fail("--check reads the embedded store's own vector copy; a PostgreSQL store is "
              "searched exactly up to 10,000 chunks per namespace (docs/scale.md)")  # fmt: skip
-    found, manifest = open_existing(store)
+    found, manifest = open_existing(store, read_only=True)
     close_store(found)
     name = redact(store) if is_database(store) else store
     if as_json:
@@ -155,11 +155,11 @@ def _report(manifest: Any, store: str) -> dict[str, Any]:
 
 def _self_recall(store: str, sample: int, search: str) -> Report:
     """The self-recall of ``sample`` chunks (one line and exit 2 when it cannot be read)."""
-    from fissure.store import ChromaStore
     from fissure.store.check import self_recall
+    from fissure.store.chroma_reader import ReadOnlyChroma
 
-    try:
-        return self_recall(ChromaStore(Path(store) / "chroma"), sample=sample, search=search)
+    try:  # read as queries read it (a read-only store too), Chroma only for --search index
+        return self_recall(ReadOnlyChroma(Path(store) / "chroma"), sample=sample, search=search)
     except FissureError as exc:
         fail(str(exc))
 

@@ -26,7 +26,8 @@ import numpy as np
 
 from fissure.embed import Embedder
 from fissure.embed.window import blend, headed_text
-from fissure.ingest.slices import SLICE, Clock, OutOfTime, failed_as, joined, size, slices
+from fissure.errors import DiskFullError
+from fissure.ingest.slices import SLICE, Clock, OutOfTime, failed_as, size, slices
 from fissure.ingest.slices import stack as _stack
 from fissure.ingest.slices import upsert as _upsert
 from fissure.ingest.workers import Outcome
@@ -89,6 +90,14 @@ def embed_outcomes(
     for item in out:
         item.seconds = share
     return out
+
+
+def _joined(parts: list[Embedded]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The chunk and the piece vectors of a document's parts, in order."""
+    chunk_rows = [p.chunk_vectors for p in parts if p.outcome.chunks]
+    piece_rows = [p.piece_vectors for p in parts if p.outcome.pieces]
+    chunk_vectors = _stack(chunk_rows) if chunk_rows else None
+    return chunk_vectors, _stack(piece_rows) if piece_rows else None
 
 
 def _out_of_time(outcome: Outcome, stage: str, clock: Clock) -> Outcome:
@@ -226,9 +235,11 @@ class Writer:
                 return
         # Storing a dead letter deletes whatever was written of its document.
         try:
-            self._store([Embedded(outcome, *joined(parts))], clock)
+            self._store([Embedded(outcome, *_joined(parts))], clock)
         except OutOfTime:
             self._store([Embedded(_out_of_time(outcome, "store", clock))])
+        except DiskFullError:
+            raise
         except Exception as exc:
             self._store([Embedded(failed(outcome, "store", exc))])
 
@@ -237,6 +248,8 @@ class Writer:
         one, which becomes a failure (stage ``store``) with nothing of it left in the store."""
         try:
             self._store(group)
+        except DiskFullError:
+            raise  # the run ends: failing every document in turn would help no one
         except Exception as exc:
             if len(group) > 1:
                 for item in group:

@@ -32,6 +32,7 @@ from fissure.store.ids import link_id
 from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex, open_beside
 from fissure.store.protocol import Hit, Piece, chunk_metadata
 from fissure.store.ranking import id_keys, text_keys, unit, unit_rows
+from fissure.store.readonly import check_room, refusal
 from fissure.store.search import SEARCHES, Plan, Search
 from fissure.types import Chunk
 
@@ -78,6 +79,7 @@ class ChromaStore:
         try:
             import chromadb
             from chromadb.config import Settings
+            from chromadb.errors import ChromaError
         except ImportError as exc:
             raise MissingDependencyError("chromadb", purpose="the vector store") from exc
         self.folder = Path(folder)
@@ -94,8 +96,9 @@ class ChromaStore:
             self._pieces = client.get_or_create_collection(
                 collection + PIECES, embedding_function=None, configuration=config
             )
-        except OSError as exc:
-            raise ConfigError(f"cannot open the store in {self.folder}: {exc}") from exc
+        except (OSError, ChromaError) as exc:  # Chroma writes on open: read-only, full disk
+            why = refusal(self.folder, exc, "Chroma's chroma.sqlite3")
+            raise ConfigError(why or f"cannot open the store in {self.folder}: {exc}") from exc
         self._max_batch = int(client.get_max_batch_size())
         lock = self.folder / EXACT / "lock"
         self._exact = VectorFile(self.folder / EXACT / collection, lock)
@@ -117,6 +120,7 @@ class ChromaStore:
         batch = Batch([c.chunk_id for c in chunks], id_keys(sources),
                       text_keys([c.text for c in chunks], sources), vectors,
                       np.asarray([c.start for c in chunks], dtype=np.int64))  # fmt: skip
+        check_room(self.folder, len(chunks), vectors.shape[1], sum(len(c.text) for c in chunks))
         with self._exact.writing():  # lexical, copy, Chroma: a crash leaves supersets
             self._open_lexical().add(batch.ids, sources, [c.text for c in chunks])
             self._exact.add(batch)
@@ -142,6 +146,7 @@ class ChromaStore:
         batch = Batch(ids, id_keys([p.source for p, _ in links]), id_keys(chunk_ids),
                       np.asarray([v for _, v in links], dtype=np.float32),
                       np.asarray([p.start for p, _ in links], dtype=np.int64))  # fmt: skip
+        check_room(self.folder, len(links), vectors.shape[1], sum(len(p.text) for p, _ in links))
         with self._exact.writing():
             self._exact_pieces.add(batch)
             for at in range(0, len(links), self._max_batch):

@@ -135,11 +135,13 @@ class VectorFile:
     Args:
         folder: Where the segments live (created on the first write).
         lock: The lock file shared by every collection of the store.
+        read_only: Only read: :meth:`rows` never makes the lock file.
     """
 
-    def __init__(self, folder: Path, lock: Path) -> None:
+    def __init__(self, folder: Path, lock: Path, read_only: bool = False) -> None:
         self.folder = folder
         self.lock_path = lock
+        self.read_only = read_only
         self._cached: tuple[tuple[str, ...], Rows] | None = None
         self._loaded: dict[str, _Loaded] = {}  # files never change once renamed in
 
@@ -195,7 +197,7 @@ class VectorFile:
 
     def rows(self) -> Rows:
         """The live rows now (cached while the folder's files stay the same)."""
-        with _locked(self.lock_path, exclusive=False):
+        with _locked(self.lock_path, exclusive=False, create=not self.read_only):
             segments, tombs = self._listing()
             names = tuple(p.path.name for p in (*segments, *tombs))
             if self._cached is None or self._cached[0] != names:

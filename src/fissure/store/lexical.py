@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from fissure.errors import ConfigError
+from fissure.store.readonly import connect
 
 FILENAME = "fissure-lexical.sqlite3"
 TOKENIZERS = {"words": "unicode61 tokenchars '_'", "trigram": "trigram"}
@@ -139,14 +140,18 @@ class LexicalIndex:
         tokenizer: ``words`` (unicode61, ``_`` kept, identifier parts) or ``trigram``.
         reset: When the tables were built with another tokenizer, drop them (empty again,
             for the caller to refill) instead of refusing.
+        read_only: Open an existing file for searching only: nothing is written or
+            created (:func:`fissure.store.readonly.connect`).
 
     Raises:
         ConfigError: The name or tokenizer is unknown, the file cannot be opened, or it
-            was built with another tokenizer (without ``reset``).
+            was built with another tokenizer (without ``reset``; read-only: or has no
+            tables for ``name``).
     """
 
     def __init__(self, path: str | Path, name: str = "fissure",
-                 tokenizer: str = DEFAULT_TOKENIZER, reset: bool = False) -> None:  # fmt: skip
+                 tokenizer: str = DEFAULT_TOKENIZER, reset: bool = False,
+                 read_only: bool = False) -> None:  # fmt: skip
         if tokenizer not in TOKENIZERS:
             raise ConfigError(f"lexical tokenizer must be one of {', '.join(TOKENIZERS)}, "
                               f"got {tokenizer!r}")  # fmt: skip
@@ -155,6 +160,10 @@ class LexicalIndex:
         self.path, self.name, self.tokenizer = str(path), name, tokenizer
         self._rows, self._fts = f'"{name}_rows"', f'"{name}_fts"'
         self._lock = threading.Lock()
+        if read_only:
+            self._conn = connect(Path(self.path))
+            self._built()
+            return
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +171,22 @@ class LexicalIndex:
             self._create(reset)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the lexical index {self.path}: {exc}") from exc
+
+    def _built(self) -> None:
+        """Check, reading only, that the file holds this collection's tables built with
+        this tokenizer."""
+        try:
+            row = self._conn.execute("SELECT tokenizer FROM lexical_meta WHERE name = ?",
+                                     (self.name,)).fetchone()  # fmt: skip
+            self._conn.execute(f"SELECT count(*) FROM {self._rows}").fetchone()
+            self._conn.execute(f"SELECT rowid FROM {self._fts} LIMIT 0").fetchall()
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise ConfigError(f"cannot read the lexical index {self.path}: {exc}") from exc
+        if row is None or row[0] != self.tokenizer:
+            self._conn.close()
+            raise ConfigError(f"the lexical index {self.path} has no {self.name} index built "
+                              f"with the {self.tokenizer} tokenizer")  # fmt: skip
 
     def _create(self, reset: bool) -> None:
         conn = self._conn
@@ -283,3 +308,17 @@ def open_beside(folder: Path, name: str, tokenizer: str = DEFAULT_TOKENIZER) -> 
         if (folder / FILENAME).exists() or os.access(folder, os.W_OK):
             raise
         return LexicalIndex(":memory:", name, tokenizer)
+
+
+def open_existing(
+    folder: Path, name: str, tokenizer: str = DEFAULT_TOKENIZER
+) -> LexicalIndex | None:
+    """A store folder's lexical index opened for reading only (nothing is written or
+    created); ``None`` when there is none for ``name`` built with ``tokenizer`` (the caller
+    then indexes the texts in memory)."""
+    if not (folder / FILENAME).is_file():
+        return None
+    try:
+        return LexicalIndex(folder / FILENAME, name, tokenizer, read_only=True)
+    except ConfigError:
+        return None

@@ -22,11 +22,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from fissure.errors import ConfigError
+from fissure.errors import ConfigError, StoreError
+from fissure.store.readonly import connect, read_only_message, refusal
 
 FILENAME = "manifest.sqlite3"
 _PAGE = 500
@@ -184,12 +186,27 @@ class ManifestProtocol(Protocol):
 class Manifest:
     """The manifest file of a store folder; safe to share between threads.
 
+    A write the disk or the folder refuses (full, read-only) raises
+    :class:`~fissure.errors.StoreError` with one line that says so and how to fix it.
+
     Args:
         folder: The store folder (the file is ``manifest.sqlite3`` inside).
+        read_only: Open the existing file for reading only: nothing is created or written
+            (:func:`fissure.store.readonly.connect`), and every write raises
+            :class:`~fissure.errors.StoreError`.
+
+    Raises:
+        ConfigError: The file cannot be opened or made (the message says so when the
+            folder is read-only or its disk is full); read-only: it is missing.
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, read_only: bool = False) -> None:
         self.path = Path(folder) / FILENAME
+        self.read_only = read_only
+        self._lock = threading.Lock()
+        if read_only:
+            self._conn = connect(self.path)
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
@@ -197,9 +214,9 @@ class Manifest:
             with conn:
                 conn.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the manifest {self.path}: {exc}") from exc
+            why = refusal(self.path.parent, exc, f"the manifest {self.path.name}")
+            raise ConfigError(why or f"cannot open the manifest {self.path}: {exc}") from exc
         self._conn = conn
-        self._lock = threading.Lock()
 
     def close(self) -> None:
         """Close the database."""
@@ -224,7 +241,7 @@ class Manifest:
 
     def mark_pending(self, sources: Iterable[str]) -> None:
         """Journal ``sources`` as being written (before touching the store)."""
-        with self._lock, self._conn:
+        with self._writing():
             self._conn.executemany(
                 "INSERT OR IGNORE INTO pending VALUES (?)", [(s,) for s in sources]
             )
@@ -241,7 +258,7 @@ class Manifest:
             for e in entries
         ]  # fmt: skip
         sources = [(e.source,) for e in entries]
-        with self._lock, self._conn:
+        with self._writing():
             self._conn.executemany(
                 "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)", rows
             )
@@ -257,7 +274,7 @@ class Manifest:
     def forget(self, sources: Iterable[str]) -> None:
         """Drop every record of ``sources`` (after their chunks left the store)."""
         keys = [(s,) for s in sources]
-        with self._lock, self._conn:
+        with self._writing():
             for table in ("documents", "failures", "pending"):
                 self._conn.executemany(f"DELETE FROM {table} WHERE source = ?", keys)
 
@@ -274,7 +291,7 @@ class Manifest:
     def clear_failures(self, sources: Sequence[str] | None = None) -> int:
         """Drop dead letters (all, or those of ``sources``) and the failed documents' rows,
         so that the next run tries those documents again. Returns how many were dropped."""
-        with self._lock, self._conn:
+        with self._writing():
             if sources is None:
                 n = self._conn.execute("DELETE FROM failures").rowcount
                 self._conn.execute("DELETE FROM documents WHERE status = 'failed'")
@@ -305,7 +322,7 @@ class Manifest:
 
     def record_run(self, origin: str, spec: str, config: dict[str, Any]) -> None:
         """Remember how ``origin`` was ingested (for ``dlq retry`` and ``status``)."""
-        with self._lock, self._conn:
+        with self._writing():
             self._conn.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
                 (origin, spec, json.dumps(config, sort_keys=True), time.time()),
@@ -323,12 +340,34 @@ class Manifest:
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a store-wide setting."""
-        with self._lock, self._conn:
+        with self._writing():
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def _read(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._conn.execute(sql, args).fetchall()
+            try:
+                return self._conn.execute(sql, args).fetchall()
+            except sqlite3.OperationalError as exc:
+                # A manifest made before a table existed, read as it is: that table is empty.
+                if self.read_only and "no such table" in str(exc):
+                    return []
+                raise
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One transaction, under the lock; a refused write is one clear error."""
+        with self._lock:
+            if self.read_only:
+                raise StoreError(read_only_message(self.path.parent, "opened for reading"))
+            try:
+                with self._conn:
+                    yield
+            except sqlite3.OperationalError as exc:  # full, read-only, locked, I/O
+                what = f"the manifest {self.path.name}"
+                why = refusal(self.path.parent, exc, what)
+                raise StoreError(
+                    why or f"cannot write {what} in {self.path.parent}: {exc}"
+                ) from exc
 
 
 def _storable(value: str) -> bool:

@@ -19,6 +19,7 @@ import numpy as np
 from fissure.errors import ConfigError, MissingDependencyError
 from fissure.store.manifest import FILENAME, Manifest, ManifestProtocol
 from fissure.store.protocol import Hit, Piece, Store
+from fissure.store.readonly import check_writable
 from fissure.types import Chunk
 
 if TYPE_CHECKING:
@@ -35,7 +36,11 @@ def is_database(spec: str | Path) -> bool:
 
 
 def open_store(
-    spec: str | Path, *, namespace: str = DEFAULT_NAMESPACE, create: bool = True
+    spec: str | Path,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    create: bool = True,
+    read_only: bool = False,
 ) -> tuple[Store, ManifestProtocol]:
     """The store and the manifest that ``spec`` names.
 
@@ -43,9 +48,16 @@ def open_store(
         spec: A folder, or ``postgresql://user:password@host:port/database``.
         namespace: Which store inside it (letters, digits, ``_.-``).
         create: Make a new store when there is none; when false, there must be one.
+        read_only: Only read (``fissure query``, ``status``, ``dlq list``): nothing in the
+            folder is written or created, so a store on a read-only mount, a shared
+            snapshot or a full disk can be searched (:mod:`fissure.store.chroma_reader`);
+            every write raises :class:`~fissure.errors.StoreError`. There must be a
+            store. A database store opens as usual.
 
     Raises:
-        ConfigError: The namespace is malformed, or ``create`` is false and there is no store.
+        ConfigError: The namespace is malformed; ``create`` is false (or ``read_only``
+            true) and there is no store; it cannot be read; or, to write, the folder is
+            read-only or its disk is full (the message says which).
         StoreError: The database cannot be reached or lacks pgvector.
         MissingDependencyError: The database needs ``fissure[postgres]``.
     """
@@ -65,8 +77,11 @@ def open_store(
     folder = Path(spec)
     if namespace != DEFAULT_NAMESPACE:
         folder = folder / "namespaces" / namespace
-    if not create and not (folder / FILENAME).is_file():
+    if (read_only or not create) and not (folder / FILENAME).is_file():
         raise ConfigError(f"no store in {folder}: run `fissure ingest PATH --store {spec}` first")
+    if read_only:
+        return LazyChroma(folder / "chroma", read_only=True), Manifest(folder, read_only=True)
+    check_writable(folder)  # one clear line now, not whichever error the first write meets
     return LazyChroma(folder / "chroma"), Manifest(folder)
 
 
@@ -87,9 +102,14 @@ class LazyChroma:
 
     The :class:`~fissure.store.protocol.Store` methods are its own; any other attribute
     is the opened :class:`~fissure.store.chroma.ChromaStore`'s.
+
+    Args:
+        folder: Where Chroma keeps its files.
+        read_only: Open a :class:`~fissure.store.chroma_reader.ReadOnlyChroma` instead,
+            which reads the folder without writing to it.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, read_only: bool = False) -> None:
         import importlib.util
 
         # Found (not imported) now: a missing chromadb is one clear error before the run,
@@ -97,13 +117,19 @@ class LazyChroma:
         if importlib.util.find_spec("chromadb") is None:
             raise MissingDependencyError("chromadb", purpose="the vector store")
         self.folder = folder
+        self.read_only = read_only
         self._store: ChromaStore | None = None
 
     def _opened(self) -> ChromaStore:
         if self._store is None:
-            from fissure.store.chroma import ChromaStore
+            if self.read_only:
+                from fissure.store.chroma_reader import ReadOnlyChroma
 
-            self._store = ChromaStore(self.folder)
+                self._store = ReadOnlyChroma(self.folder)
+            else:
+                from fissure.store.chroma import ChromaStore
+
+                self._store = ChromaStore(self.folder)
         return self._store
 
     def upsert(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> None:
