@@ -281,6 +281,60 @@ def build_deep_notebook(folder: Path) -> str:
     return "chunks"
 
 
+# ------------------------------------------------------------- limits in every command (33)
+
+
+def build_js_nested_brackets(folder: Path) -> str:
+    """200 KB of script, ``var x =`` and 200,000 ``[``: a syntax-tree query that runs for
+    minutes in compiled code, under the size that ``fissure chunk`` used to chunk in its
+    own process, where ``--timeout`` could not reach it."""
+    _good(folder)
+    (folder / "brackets.js").write_text("var x = " + "[" * 200_000)
+    return "error: took longer than"
+
+
+def _utf16_without_bom(folder: Path, codec: str) -> str:
+    """Text in UTF-16 without a byte-order mark, as Windows tools write it (it used to be
+    refused as binary for its NUL bytes)."""
+    _good(folder)
+    text = "Quarterly notes\r\n\r\nThe harbour crane was serviced on Tuesday.\r\n" * 40
+    (folder / "notes.txt").write_bytes(text.encode(codec))
+    return "chunks"
+
+
+def build_utf16le_without_bom(folder: Path) -> str:
+    """UTF-16 little-endian without a byte-order mark."""
+    return _utf16_without_bom(folder, "utf-16-le")
+
+
+def build_utf16be_without_bom(folder: Path) -> str:
+    """UTF-16 big-endian without a byte-order mark."""
+    return _utf16_without_bom(folder, "utf-16-be")
+
+
+def build_unk_runs(folder: Path) -> str:
+    """JSON values of 10 KB without a space, each one ``[UNK]`` to MiniLM: chunks of 10 KB
+    counted as 1 token unless the character ceiling cuts them."""
+    _good(folder)
+    values = ",".join(f'"k{i}": "{chr(97 + i % 26) * 10_000}"' for i in range(200))
+    (folder / "runs.json").write_text("{" + values + "}")
+    return "chunks"
+
+
+def build_csv_15k_chunks(folder: Path) -> str:
+    """One CSV of 15,000 distinct rows of about 1 KB, one chunk each: the store write of
+    one large document."""
+    _good(folder)
+    rng = random.Random(33)
+    words = ("harbour", "crane", "tide", "ledger", "cargo", "berth", "pilot", "quay")
+    rows = ["id,berth,note"] + [
+        f"{i},{rng.randrange(90)},{' '.join(rng.choice(words) for _ in range(150))}"
+        for i in range(15_000)
+    ]
+    (folder / "berths.csv").write_text("\n".join(rows) + "\n")
+    return "chunks"
+
+
 @dataclass(frozen=True)
 class Case:
     """A hostile case: its builder, the extra arguments for ``fissure chunk`` and
@@ -318,5 +372,10 @@ CASES: dict[str, Case] = {
         Case("deep_json", build_deep_json),
         Case("ten_mb_line", build_ten_mb_line),
         Case("deep_notebook", build_deep_notebook),
+        Case("js_nested_brackets", build_js_nested_brackets, ("--timeout", "10"), issue="33"),
+        Case("utf16le_without_bom", build_utf16le_without_bom, issue="33"),
+        Case("utf16be_without_bom", build_utf16be_without_bom, issue="33"),
+        Case("unk_runs", build_unk_runs, issue="33"),
+        Case("csv_15k_chunks", build_csv_15k_chunks, slow=True, issue="33"),
     )
 }
