@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from fissure.ingest.workers import Outcome
-
-if TYPE_CHECKING:
-    from fissure.ingest.writer import Embedded
 
 # Chunks and pieces a document may have and still be embedded with others; a bigger one is
 # embedded and stored this many at a time, its time limit checked between slices (a slice
@@ -44,7 +41,7 @@ def size(outcome: Outcome) -> int:
 def slices(outcome: Outcome) -> list[Outcome]:
     """The document as parts of at most :data:`SLICE` chunks each (with their windows),
     its pieces shared out evenly over the parts: embedded one by one, their vectors put
-    back together by :func:`joined`."""
+    back together by the writer."""
     o = outcome
     n = max(1, -(-len(o.chunks) // SLICE))
     parts = []
@@ -54,14 +51,6 @@ def slices(outcome: Outcome) -> list[Outcome]:
         pieces = o.pieces[i * len(o.pieces) // n : (i + 1) * len(o.pieces) // n]
         parts.append(Outcome(o.source, o.chunks[at:to], windows=windows, pieces=pieces))
     return parts
-
-
-def joined(parts: list[Embedded]) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The chunk and the piece vectors of a document's parts, in order."""
-    chunk_rows = [p.chunk_vectors for p in parts if p.outcome.chunks]
-    piece_rows = [p.piece_vectors for p in parts if p.outcome.pieces]
-    chunk_vectors = stack(chunk_rows) if chunk_rows else None
-    return chunk_vectors, stack(piece_rows) if piece_rows else None
 
 
 def failed_as(outcome: Outcome, part: Outcome) -> Outcome:
