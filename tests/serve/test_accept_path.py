@@ -11,6 +11,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,9 +55,9 @@ def test_concurrent_uploads_share_commits_and_each_gets_its_own_jobs(
     commits: list[int] = []
     real = queue.submit
 
-    def counted(jobs: list[NewJob], blobs: dict[str, bytes]) -> list:
+    def counted(jobs: list[NewJob], blobs: dict[str, bytes], **options: Any) -> list:
         commits.append(len(jobs))
-        return real(jobs, blobs)
+        return real(jobs, blobs, **options)
 
     monkeypatch.setattr(queue, "submit", counted)
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from fissure.errors import InputError
-from fissure.serve.jobs import Completion, NewJob, Reason
+from fissure.serve.jobs import Completion, NewJob, QueueFull, Reason
 from fissure.serve.queue import JobQueue
 from fissure.serve.sqlite_queue import SQLiteQueue
 
@@ -357,3 +357,55 @@ def test_a_follower_of_events_misses_none_while_many_write(make: Factory) -> Non
     every = [e.seq for e in reader.events("a", 0, 10_000)]
     assert len(every) >= 4 * 15 * 2  # each job at least queued and running
     assert seen == every  # nothing skipped, nothing twice, in order
+
+
+def test_a_bounded_submission_is_admitted_or_refused_whole(make: Factory) -> None:
+    """Only the jobs a submission queues count against the bound; one that would pass it
+    adds nothing, not even its first jobs; a job done at once or one that existed is free."""
+    q = make()
+    q.submit([job(1), job(2)], max_waiting=3)
+    with pytest.raises(QueueFull, match="max_queued") as full:
+        q.submit([job(3), job(4)], {job(3).digest: b"three"}, max_waiting=3)
+    assert (full.value.waiting, full.value.adding, full.value.most) == (2, 2, 3)
+    assert q.counts().waiting == 2 and q.blobs([job(3).digest]) == {}
+    assert q.document("a", job(3).document_id) is None and len(q.events("a", 0, 100)) == 2
+    (again, three) = q.submit([job(1), job(3)], max_waiting=3)  # job 1 exists: only 3 counts
+    assert not again.created and three.created and q.counts().waiting == 3
+    (held,) = q.lease("w", 1, 30)  # running still counts as waiting
+    with pytest.raises(QueueFull):
+        q.submit([job(5)], max_waiting=3)
+    q.complete("w", [Completion(held.id, 1)])
+    assert q.submit([job(5)], max_waiting=3)[0].created  # the finished one made room
+    assert q.submit([job(6)])[0].created  # no bound: no count
+
+
+def test_bounded_submitters_never_overshoot(make: Factory) -> None:
+    """Many queues on one database (several processes) submitting at once: exactly the
+    bound is admitted, every other submission refused, none lost."""
+    queues = [make() for _ in range(4)]
+
+    def one(i: int) -> bool:
+        try:
+            queues[i % 4].submit([job(1000 + i)], max_waiting=10)
+        except QueueFull:
+            return False
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        admitted = sum(pool.map(one, range(40)))
+    assert admitted == 10
+    assert queues[0].counts().by_state == {"queued": 10}
+
+
+def test_queued_age_is_how_long_the_oldest_queued_job_has_waited(make: Factory) -> None:
+    q = make()
+    assert q.queued_age() == 0.0
+    q.submit([job(1)])
+    time.sleep(0.3)
+    before = time.time()
+    q.submit([job(2)])
+    assert 0.25 <= q.queued_age() < 30
+    q.lease("w", 1, 30)  # the oldest leaves the queue: job 2 is the oldest now
+    assert q.queued_age() <= time.time() - before + 0.05
+    q.lease("w", 1, 30)
+    assert q.queued_age() == 0.0

@@ -177,6 +177,9 @@ def serve(
     plugin: Annotated[
         list[str] | None, _opt("A module the parsers import first (repeatable).")
     ] = None,
+    access_log: Annotated[
+        bool, _opt("Log one line per request to stderr (method, path, status, ms).")
+    ] = D["access_log"],
     preset: Preset = None,
     config_file: ConfigFile = None,
     no_config: NoConfig = False,

@@ -25,9 +25,17 @@ from fissure.errors import FissureError, InputError
 from fissure.serve.auth import Keys
 from fissure.serve.deps import Context, context
 from fissure.serve.engine import STAMP_ENV
+from fissure.serve.middleware import AccessLog, AllowedMethods, configure_logging
 from fissure.serve.queue import open_queue
 from fissure.serve.rpc import EngineClient, EngineUnavailable, RemoteError, address, engine_key
-from fissure.serve.schemas import ErrorBody, Health, PartReady, Readiness
+from fissure.serve.schemas import (
+    ErrorBody,
+    Health,
+    PartReady,
+    Readiness,
+    bound_schema,
+    query_maxima,
+)
 from fissure.serve.settings import ServiceSettings
 from fissure.serve.spool import Spool
 from fissure.serve.uploads import Refused
@@ -62,7 +70,25 @@ def create_app(
     app.include_router(routes_jobs.router, prefix="/v1")
     _health(app)
     _handlers(app)
+    app.add_middleware(AllowedMethods, routes=app.router.routes)
+    app.add_middleware(AccessLog, enabled=settings.access_log)  # outermost: sees every answer
+    _bounded_schema(app, settings)
     return app
+
+
+def _bounded_schema(app: FastAPI, settings: ServiceSettings) -> None:
+    """Serve the schema with the bounds the handlers check (``max_query_k``,
+    ``max_budget_tokens``) as its maxima, read through the same
+    :func:`~fissure.serve.schemas.query_maxima`."""
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's schema, bounded once (it is cached)."""
+        if app.openapi_schema is None:
+            bound_schema(FastAPI.openapi(app), query_maxima(settings))
+        assert app.openapi_schema is not None
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 @asynccontextmanager
@@ -182,6 +208,7 @@ def _handlers(app: FastAPI) -> None:
 
 def from_env() -> FastAPI:
     """The app of one uvicorn worker process, from the supervisor's environment."""
+    configure_logging()  # a worker process of its own (--api-workers > 1) logs as the rest
     settings = ServiceSettings.from_env()
     if settings.api_workers > 1:
         from fissure.ingest.worker import die_with_parent

@@ -65,9 +65,10 @@ class Context:
 
     @property
     def commits(self) -> GroupCommit:
-        """The process's group committer (made on first use, inside the event loop)."""
+        """The process's group committer (made on first use, inside the event loop); it
+        holds ``max_queued`` exactly."""
         if self._commits is None:
-            self._commits = GroupCommit(self.queue)
+            self._commits = GroupCommit(self.queue, self.settings.max_queued)
         return self._commits
 
     def stamp(self) -> str:

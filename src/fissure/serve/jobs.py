@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from fissure.errors import InputError
+from fissure.errors import FissureError, InputError
 
 JobState = Literal["queued", "running", "done", "failed"]
 STATES: tuple[JobState, ...] = ("queued", "running", "done", "failed")
@@ -22,6 +22,27 @@ DEFAULT_NAMESPACE = "default"
 NAMESPACE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?$")
 MAX_NAME = 255
 _SEPARATORS = re.compile(r"[\\/]+")
+# A page cursor is the last job's seq: 1 to 18 ASCII digits (within a signed 64-bit integer).
+# The queues check cursors against it and the API's schema declares it, so the two agree.
+CURSOR_PATTERN = "^[0-9]{1,18}$"
+
+
+class QueueFull(FissureError):
+    """A submission whose new jobs would take those waiting past the bound; it added
+    nothing.
+
+    Args:
+        waiting: Jobs queued or running before this submission.
+        adding: The new jobs this submission would have queued.
+        most: The bound (``max_queued``).
+    """
+
+    def __init__(self, waiting: int, adding: int, most: int) -> None:
+        super().__init__(
+            f"the queue is full ({waiting:,} jobs waiting, {adding:,} more in this request, "
+            f"at most {most:,}; max_queued): retry later"
+        )
+        self.waiting, self.adding, self.most = waiting, adding, most
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +120,24 @@ def wanted_blobs(
     return [(d, blobs[d]) for d in digests]
 
 
+def check_room(
+    submitted: Sequence[Submitted], most: int | None, waiting: Callable[[], int]
+) -> None:
+    """Inside a submission's transaction, after its inserts: refuse it when the jobs it
+    queued take those waiting (queued or running, ``waiting()`` counts them, this
+    submission's included) past ``most``. Counts only when it queued any.
+
+    Raises:
+        QueueFull: Past the bound; the caller's transaction then adds nothing.
+    """
+    adding = sum(1 for s in submitted if s.created and s.job.state == "queued")
+    if most is None or not adding:
+        return
+    now = waiting()
+    if now > most:
+        raise QueueFull(now - adding, adding, most)
+
+
 @dataclass(frozen=True, slots=True)
 class Completion:
     """A job a worker finished, with the number of chunks it stored."""
@@ -115,6 +154,12 @@ class Reason:
     error_type: str
     message: str
     traceback: str = ""
+
+
+def lease_expired(attempts: int) -> Reason:
+    """Why a job failed whose lease expired: its worker stopped answering."""
+    why = f"the worker holding it stopped answering {attempts} times (killed, or out of memory)"
+    return Reason("lease", "LeaseExpired", why)
 
 
 @dataclass(frozen=True, slots=True)

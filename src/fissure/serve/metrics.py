@@ -3,8 +3,9 @@
 Counters and histograms live in ``prometheus_client``'s multiprocess files when
 ``$PROMETHEUS_MULTIPROC_DIR`` is set (``fissure serve`` sets it to ``<store>/metrics``,
 emptied at start), so ``/metrics`` on any API process sums the API processes and the
-engine. What the database knows (queue depth, jobs by state, recent throughput) is read
-from it at scrape time, so it is right whichever process answers.
+engine. What the database knows (queue depth, jobs by state, the oldest queued job's age,
+recent throughput) is read from it at scrape time, so it is right whichever process
+answers, and so is the memory of the service's processes (read from ``/proc``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ ACCEPT = Histogram(
     "Time from an upload's arrival to its answer (validate, spool, enqueue).",
     ["route"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+QUERY = Histogram(
+    "fissure_query_seconds",
+    "Time from a query's arrival to its answer (embed the text, search, hand over).",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+SERVER_ERRORS = Counter(
+    "fissure_http_server_errors",
+    "HTTP answers with a 5xx status, by status (503: not ready, e.g. /readyz while the "
+    "engine loads; 500: a bug).",
+    ["status"],
 )
 UPLOADS = Counter("fissure_uploads", "Documents offered to the API, by outcome.", ["outcome"])
 DOCUMENTS = Counter("fissure_documents", "Documents the engine finished, by state.", ["state"])
@@ -89,6 +101,12 @@ class QueueCollector:
         spool = GaugeMetricFamily("fissure_spool_bytes", "Bytes of uploads kept in the spool.")
         spool.add_metric([], counts.spool_bytes)
         yield spool
+        oldest = GaugeMetricFamily(
+            "fissure_queue_oldest_seconds",
+            "Age of the job that has waited longest in state queued (0: none queued).",
+        )
+        oldest.add_metric([], self.queue.queued_age())
+        yield oldest
         documents, chunks = self.queue.finished_since(time.time() - RATE_WINDOW)
         for name, n in (("documents", documents), ("chunks", chunks)):
             rate = GaugeMetricFamily(
@@ -99,10 +117,30 @@ class QueueCollector:
             yield rate
 
 
+class MemoryCollector:
+    """The resident memory of the service's processes, read at scrape time."""
+
+    def collect(self) -> Iterator[Metric]:
+        """``fissure_process_resident_memory_bytes{process}`` (see the docs' table)."""
+        from fissure.serve.memory import service_rss
+
+        rss = GaugeMetricFamily(
+            "fissure_process_resident_memory_bytes",
+            "Resident memory (RSS) of the service's processes: server (the supervisor and "
+            "its API processes), engine, parsers (all of them).",
+            labels=["process"],
+        )
+        for role, size in service_rss().items():
+            rss.add_metric([role], size)
+        yield rss
+
+
 def render(queue: JobQueue) -> bytes:
-    """The Prometheus text of every process's metrics and the queue's gauges."""
+    """The Prometheus text of every process's metrics, the queue's gauges and the
+    processes' memory."""
     registry = CollectorRegistry()
     registry.register(QueueCollector(queue))
+    registry.register(MemoryCollector())
     if os.environ.get(MULTIPROC_ENV):
         shared = CollectorRegistry()
         multiprocess.MultiProcessCollector(shared)  # type: ignore[no-untyped-call]

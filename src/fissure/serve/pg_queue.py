@@ -27,16 +27,27 @@ from fissure.serve.jobs import (
     Page,
     Reason,
     Submitted,
+    check_room,
+    lease_expired,
     wanted_blobs,
 )
-from fissure.serve.pg_rows import SCHEMA, Tx, changed, job_where, number_events, submit_one
-from fissure.serve.pg_rows import record_error as _record_error
+from fissure.serve.pg_rows import (
+    Tx,
+    changed,
+    create_schema,
+    expire,
+    job_where,
+    number_events,
+    record_error,
+    requeue,
+    submit_one,
+    to_dlq,
+    waiting,
+)
 from fissure.serve.sqlite_rows import DOCUMENT_COLUMNS, JOB_COLUMNS, cursor_seq
 from fissure.store.pg_schema import lock_key, redact
 
 T = TypeVar("T")
-_EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
-_SCHEMA_LOCK = 0x66697371  # advisory lock key ("fisq"): the queue's DDL, once at a time
 _RETRIES = 5
 _UNNEEDED = "NOT EXISTS (SELECT 1 FROM fissure_jobs j WHERE j.digest = b.digest AND j.spooled = 1)"
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
@@ -87,7 +98,7 @@ class PostgresQueue:
             dsn, min_size=1, max_size=pool_size, kwargs={"connect_timeout": 30}, open=False
         )
         self._pool.open(wait=True, timeout=60)
-        self._run(_schema)
+        self._run(create_schema)
 
     def _run(self, work: Callable[[Tx], T]) -> T:
         """``work`` in one transaction, run again if the server aborts it as a deadlock.
@@ -121,7 +132,11 @@ class PostgresQueue:
     # -- submitting ---------------------------------------------------------------------
 
     def submit(
-        self, jobs: Sequence[NewJob], blobs: Mapping[str, bytes] | None = None
+        self,
+        jobs: Sequence[NewJob],
+        blobs: Mapping[str, bytes] | None = None,
+        *,
+        max_waiting: int | None = None,
     ) -> list[Submitted]:
         """See :meth:`JobQueue.submit`."""
 
@@ -132,6 +147,7 @@ class PostgresQueue:
             for key in keys:
                 tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
             out = [submit_one(tx, new) for new in jobs]
+            check_room(out, max_waiting, lambda: waiting(tx))
             tx.cur.executemany(
                 "INSERT INTO fissure_blobs (digest, data, created) VALUES (%s, %s, %s) "
                 "ON CONFLICT (digest) DO NOTHING",
@@ -147,7 +163,7 @@ class PostgresQueue:
         """See :meth:`JobQueue.lease`."""
 
         def work(tx: Tx) -> list[Job]:
-            self._expire(tx)
+            expire(tx, self.max_attempts)
             now = tx.now
             rows = tx.cur.execute(
                 "SELECT id FROM fissure_jobs WHERE (state = 'queued' AND not_before <= %s) "
@@ -166,17 +182,6 @@ class PostgresQueue:
             return leased
 
         return self._run(work)
-
-    def _expire(self, tx: Tx) -> None:
-        """Dead-letter the expired leases that were their job's last attempt."""
-        rows = tx.cur.execute(
-            "SELECT id, attempts FROM fissure_jobs WHERE state = 'running' AND lease_until < %s "
-            "AND attempts >= %s FOR UPDATE SKIP LOCKED",
-            (tx.now, self.max_attempts),
-        ).fetchall()
-        for job_id, attempts in rows:
-            why = Reason("lease", "LeaseExpired", _EXPIRED_WHY.format(n=attempts))
-            self._to_dlq(tx, job_id, why)
 
     def renew(self, worker: str, job_ids: Sequence[str], lease_seconds: float) -> list[str]:
         """See :meth:`JobQueue.renew`."""
@@ -199,10 +204,9 @@ class PostgresQueue:
             ).fetchall()
             for job_id, attempts in rows:
                 if attempts >= self.max_attempts:
-                    why = Reason("lease", "LeaseExpired", _EXPIRED_WHY.format(n=attempts))
-                    self._to_dlq(tx, job_id, why)
+                    to_dlq(tx, job_id, lease_expired(attempts))
                 else:
-                    self._requeue(tx, job_id, tx.now, "its worker restarted")
+                    requeue(tx, job_id, tx.now, "its worker restarted")
             return len(rows)
 
         return self._run(work)
@@ -238,34 +242,17 @@ class PostgresQueue:
             ).fetchone()
             if row is None:
                 return None
-            _record_error(tx, job_id, reason)
+            record_error(tx, job_id, reason)
             attempts = int(row[0])
             if retryable and attempts < self.max_attempts:
                 wait = min(self.backoff_max_seconds, self.backoff_seconds * 2 ** (attempts - 1))
                 message = f"{reason.error_type}: {reason.message}; retry in {wait:g} s"
-                self._requeue(tx, job_id, tx.now + wait, message)
+                requeue(tx, job_id, tx.now + wait, message)
             else:
-                self._to_dlq(tx, job_id, reason)
+                to_dlq(tx, job_id, reason)
             return job_where(tx.cur, "id = %s", job_id)
 
         return self._run(work)
-
-    def _requeue(self, tx: Tx, job_id: str, not_before: float, message: str) -> None:
-        tx.cur.execute(
-            "UPDATE fissure_jobs SET state = 'queued', worker = NULL, lease_until = NULL, "
-            "not_before = %s, updated = %s WHERE id = %s",
-            (not_before, tx.now, job_id),
-        )
-        changed(tx, job_id, message)
-
-    def _to_dlq(self, tx: Tx, job_id: str, reason: Reason) -> None:
-        _record_error(tx, job_id, reason)
-        tx.cur.execute(
-            "UPDATE fissure_jobs SET state = 'failed', worker = NULL, lease_until = NULL, "
-            "finished = %s, updated = %s WHERE id = %s",
-            (tx.now, tx.now, job_id),
-        )
-        changed(tx, job_id, f"{reason.error_type}: {reason.message}")
 
     # -- reading ------------------------------------------------------------------------
 
@@ -369,6 +356,12 @@ class PostgresQueue:
                           "WHERE state = 'done' AND finished >= %s", since)  # fmt: skip
         return int(rows[0][0]), int(rows[0][1])
 
+    def queued_age(self) -> float:
+        """See :meth:`JobQueue.queued_age` (by the database's clock)."""
+        (age,) = self._read(f"SELECT ({_NOW}) - min(updated) FROM fissure_jobs "
+                            "WHERE state = 'queued'")[0]  # fmt: skip
+        return 0.0 if age is None else max(0.0, float(age))
+
     # -- keeping it bounded -------------------------------------------------------------
 
     def purge(self, done_before: float, failed_before: float, spool_before: float) -> int:
@@ -409,8 +402,3 @@ class PostgresQueue:
         rows = self._read("SELECT DISTINCT digest FROM fissure_jobs WHERE spooled = 1 AND "
                           "digest = ANY(%s)", list(digests))  # fmt: skip
         return {d for (d,) in rows}
-
-
-def _schema(tx: Tx) -> None:
-    tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-    tx.cur.execute(SCHEMA)

@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from fissure.serve.jobs import Job, NewJob, Reason, Submitted
+from fissure.serve.jobs import Job, NewJob, Reason, Submitted, lease_expired
 from fissure.serve.sqlite_rows import JOB_COLUMNS
 
 SCHEMA = """
@@ -53,6 +53,9 @@ CREATE TABLE IF NOT EXISTS fissure_event_counters (
 CREATE TABLE IF NOT EXISTS fissure_blobs (
     digest text PRIMARY KEY, data bytea NOT NULL, created double precision NOT NULL);
 """
+_SCHEMA_LOCK = 0x66697371  # advisory lock key ("fisq"): the queue's DDL, once at a time
+# Advisory lock key ("fisr"): bounded submissions count the jobs waiting one at a time.
+_ROOM_LOCK = 0x66697372
 
 
 @dataclass
@@ -80,6 +83,27 @@ def record_error(tx: Tx, job_id: str, reason: Reason) -> None:
         (reason.stage, reason.error_type, reason.message[:2000], reason.traceback[:20000],
          tx.now, job_id),
     )  # fmt: skip
+
+
+def requeue(tx: Tx, job_id: str, not_before: float, message: str) -> None:
+    """Put a job back in the queue, to be leased after ``not_before``."""
+    tx.cur.execute(
+        "UPDATE fissure_jobs SET state = 'queued', worker = NULL, lease_until = NULL, "
+        "not_before = %s, updated = %s WHERE id = %s",
+        (not_before, tx.now, job_id),
+    )
+    changed(tx, job_id, message)
+
+
+def to_dlq(tx: Tx, job_id: str, reason: Reason) -> None:
+    """Move a job to the dead-letter queue with ``reason``."""
+    record_error(tx, job_id, reason)
+    tx.cur.execute(
+        "UPDATE fissure_jobs SET state = 'failed', worker = NULL, lease_until = NULL, "
+        "finished = %s, updated = %s WHERE id = %s",
+        (tx.now, tx.now, job_id),
+    )
+    changed(tx, job_id, f"{reason.error_type}: {reason.message}")
 
 
 def add_event(tx: Tx, job: Job, message: str) -> None:
@@ -162,3 +186,35 @@ def submit_one(tx: Tx, new: NewJob) -> Submitted:
     assert job is not None
     add_event(tx, job, "already stored" if stored else "")
     return Submitted(job, True)
+
+
+def create_schema(tx: Tx) -> None:
+    """Create the queue's tables (one process at a time)."""
+    tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+    tx.cur.execute(SCHEMA)
+
+
+def waiting(tx: Tx) -> int:
+    """Jobs queued or running, this transaction's included, for a bounded submission.
+
+    It takes a lock first, held to the commit: the next bounded submission counts only
+    after this one committed (a statement of ``READ COMMITTED`` then sees it), so two
+    never both fit in the last place. Taken after the submission's key locks, never
+    before any, so it closes no cycle with them.
+    """
+    tx.cur.execute("SELECT pg_advisory_xact_lock(%s)", (_ROOM_LOCK,))
+    (n,) = tx.cur.execute(
+        "SELECT count(*) FROM fissure_jobs WHERE state IN ('queued', 'running')"
+    ).fetchone()
+    return int(n)
+
+
+def expire(tx: Tx, max_attempts: int) -> None:
+    """Dead-letter the expired leases that were their job's last attempt."""
+    rows = tx.cur.execute(
+        "SELECT id, attempts FROM fissure_jobs WHERE state = 'running' AND lease_until < %s "
+        "AND attempts >= %s FOR UPDATE SKIP LOCKED",
+        (tx.now, max_attempts),
+    ).fetchall()
+    for job_id, attempts in rows:
+        to_dlq(tx, job_id, lease_expired(attempts))

@@ -9,7 +9,8 @@ Semantics every implementation keeps:
 
 - ``submit`` is idempotent on ``(namespace, document_id)``: a second submission returns the
   existing job. A document already stored whose job was purged gets a job that is
-  ``done`` at once.
+  ``done`` at once. A bounded submission (``max_waiting``) is admitted or refused whole,
+  in its own transaction, so concurrent submitters never overshoot the bound.
 - ``lease`` hands out ``queued`` jobs whose backoff has passed and ``running`` jobs whose
   lease expired, oldest first, each to one worker; every lease counts an attempt. A job
   whose lease expired after its last attempt goes to the dead-letter queue instead.
@@ -51,13 +52,21 @@ class JobQueue(Protocol):
     """A durable queue of ingestion jobs, with a dead-letter queue (jobs ``failed``)."""
 
     def submit(
-        self, jobs: Sequence[NewJob], blobs: Mapping[str, bytes] | None = None
+        self,
+        jobs: Sequence[NewJob],
+        blobs: Mapping[str, bytes] | None = None,
+        *,
+        max_waiting: int | None = None,
     ) -> list[Submitted]:
         """Add jobs (one transaction), or return the existing ones, in order. ``blobs``
         (digest -> bytes) are stored in the same transaction for the new jobs that name
         them, so a small upload is durable with its job row (one commit for a batch).
+        With ``max_waiting``, the submission is refused whole when the jobs it queues
+        would take those queued or running past it, counted in the same transaction and
+        serialized with every other submission, so the bound is exact under concurrency.
 
         Raises:
+            QueueFull: Past ``max_waiting``; nothing was added.
             StoreError: The database refused the transaction; nothing was added.
         """
         ...
@@ -123,6 +132,11 @@ class JobQueue(Protocol):
 
     def counts(self, namespace: str | None = None) -> Counts:
         """Jobs by state (all namespaces when ``None``) and the bytes spooled for them."""
+        ...
+
+    def queued_age(self) -> float:
+        """Seconds the longest-waiting ``queued`` job has been queued (since it was
+        submitted, retried or put back after a failed attempt); 0 when none is."""
         ...
 
     def finished_since(self, since: float) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from fissure.errors import StoreError
 from fissure.serve import metrics
 from fissure.serve.auth import Principal
 from fissure.serve.deps import Context, Reader, Writer, context, errors
-from fissure.serve.jobs import NewJob, document_id
+from fissure.serve.jobs import NewJob, QueueFull, document_id
 from fissure.serve.schemas import (
     Accepted,
     ChunkOut,
@@ -29,6 +29,8 @@ from fissure.serve.schemas import (
     Skipped,
     SourceRequest,
     SubmittedJob,
+    check_bounds,
+    query_maxima,
 )
 from fissure.serve.uploads import (
     FIELD,
@@ -99,6 +101,8 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
     pending = [f.pending for f, _ in files if f.pending is not None]
     try:
         submitted, after = await ctx.commits.submit(who.namespace, new, pending)
+    except QueueFull as exc:  # past max_queued, counted in the transaction: nothing queued
+        raise Refused(429, str(exc)) from None
     except OSError as exc:  # the disk refused the bytes (full, read-only): nothing was queued
         why = exc.strerror or exc
         raise Refused(503, f"the spool cannot store the upload now ({why}); retry later") from None
@@ -116,7 +120,9 @@ async def _accept(ctx: Context, request: Request, who: Principal) -> Accepted:
 
 async def _check_room(ctx: Context, request: Request) -> None:
     """413 for a declared body over the limit, 429 when the queue or the spool is full —
-    before a byte of the body is read."""
+    before a byte of the body is read. The queue's count here is at most half a second
+    old (a quick refusal when it is full); the exact bound is kept when the jobs are
+    committed (:class:`~fissure.serve.commits.GroupCommit`)."""
     s = ctx.settings
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > s.max_request_bytes:
@@ -213,9 +219,15 @@ def delete_document(document_id: str, request: Request, who: Writer) -> Deleted:
 @router.post("/query", response_model=QueryOut, tags=["query"], responses=errors(400, 422))
 def query(body: QueryIn, request: Request, who: Reader) -> QueryOut:
     """The ``k`` chunks of your namespace closest to ``text``."""
-    ctx = context(request)
-    if body.k > ctx.settings.max_query_k:
-        raise Refused(400, f"k is at most {ctx.settings.max_query_k} (max_query_k)")
+    started = time.perf_counter()
+    try:
+        return _query(context(request), body, who)
+    finally:
+        metrics.QUERY.observe(time.perf_counter() - started)
+
+
+def _query(ctx: Context, body: QueryIn, who: Principal) -> QueryOut:
+    check_bounds(body, query_maxima(ctx.settings))
     where = dict(body.where or {})
     wanted = where.pop("document_id", None)
     if wanted is not None:
@@ -224,9 +236,6 @@ def query(body: QueryIn, request: Request, who: Reader) -> QueryOut:
             return QueryOut(hits=[])
         where["source"] = record.source
     budget = body.budget_tokens
-    if budget is not None and budget > ctx.settings.max_budget_tokens:
-        raise Refused(400, f"budget_tokens is at most {ctx.settings.max_budget_tokens} "
-                      "(max_budget_tokens)")  # fmt: skip
     depth = body.k if budget is None else max(body.k, DEPTH)
     rows = ctx.engine.call("query", who.namespace, body.text, depth, where, body.sub_weight,
                            body.mode)  # fmt: skip

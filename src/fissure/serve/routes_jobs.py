@@ -11,6 +11,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from fissure.serve.deps import Reader, Writer, context, errors
+from fissure.serve.jobs import CURSOR_PATTERN
 from fissure.serve.queue import JobQueue
 from fissure.serve.schemas import EventOut, JobOut, JobPage, State
 from fissure.serve.uploads import Refused
@@ -18,7 +19,10 @@ from fissure.serve.uploads import Refused
 router = APIRouter()
 KEEPALIVE_SECONDS = 15.0
 Limit = Annotated[int, Query(ge=1, le=1000, description="Jobs per page.")]
-Cursor = Annotated[str | None, Query(max_length=32, description="next_cursor of the last page.")]
+# The queue checks a cursor against the same pattern (fissure.serve.sqlite_rows.cursor_seq).
+Cursor = Annotated[
+    str | None, Query(pattern=CURSOR_PATTERN, description="next_cursor of the last page.")
+]
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, tags=["jobs"], responses=errors(404))
@@ -30,7 +34,7 @@ def get_job(job_id: str, request: Request, who: Reader) -> JobOut:
     return JobOut.of(job)
 
 
-@router.get("/jobs", response_model=JobPage, tags=["jobs"], responses=errors(400))
+@router.get("/jobs", response_model=JobPage, tags=["jobs"], responses=errors())
 def list_jobs(
     request: Request,
     who: Reader,
@@ -98,7 +102,7 @@ async def _stream(
             yield ": keep-alive\n\n"
 
 
-@router.get("/dlq", response_model=JobPage, tags=["dlq"], responses=errors(400))
+@router.get("/dlq", response_model=JobPage, tags=["dlq"], responses=errors())
 def dead_letters(
     request: Request, who: Writer, cursor: Cursor = None, limit: Limit = 100
 ) -> JobPage:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from fissure.errors import InputError
 from fissure.serve.jobs import Job
+
+if TYPE_CHECKING:
+    from fissure.serve.settings import ServiceSettings
 
 State = Literal["queued", "running", "done", "failed"]
 Scalar = str | int | float | bool
@@ -182,7 +186,7 @@ class QueryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1, max_length=20_000)
-    k: int = Field(default=5, ge=1, le=1000)
+    k: int = Field(default=5, ge=1, description="At most the service's max_query_k.")
     where: dict[str, Scalar] | None = Field(
         default=None,
         description="Equality filters on chunk metadata (all must hold): document_id, entity, "
@@ -284,3 +288,35 @@ class Readiness(BaseModel):
 
 JobOut.model_rebuild()
 SubmittedJob.model_rebuild()
+
+# The query fields a setting bounds: the handler refuses a value past the setting (400),
+# and the served schema's ``maximum`` is that setting (:func:`bound_schema`), both read
+# through :func:`query_maxima`, so the schema and the checks cannot differ.
+QUERY_BOUNDS = {"k": "max_query_k", "budget_tokens": "max_budget_tokens"}
+
+
+def query_maxima(settings: ServiceSettings) -> dict[str, int]:
+    """The largest value of each bounded query field, under ``settings``."""
+    return {name: int(getattr(settings, setting)) for name, setting in QUERY_BOUNDS.items()}
+
+
+def check_bounds(body: QueryIn, maxima: dict[str, int]) -> None:
+    """Refuse a query whose bounded fields pass ``maxima``.
+
+    Raises:
+        InputError: A field is over its maximum (the API answers 400, naming the setting).
+    """
+    for name, most in maxima.items():
+        value = getattr(body, name)
+        if value is not None and value > most:
+            raise InputError(f"{name} is at most {most} ({QUERY_BOUNDS[name]})")
+
+
+def bound_schema(openapi: dict[str, Any], maxima: dict[str, int]) -> None:
+    """Write ``maxima`` into an OpenAPI document as the ``maximum`` of each bounded
+    ``QueryIn`` field (the integer branch of an optional one)."""
+    fields = openapi["components"]["schemas"]["QueryIn"]["properties"]
+    for name, most in maxima.items():
+        for branch in fields[name].get("anyOf", [fields[name]]):
+            if branch.get("type") == "integer":
+                branch["maximum"] = most

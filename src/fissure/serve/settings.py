@@ -119,6 +119,8 @@ class ServiceSettings:
             the CPU it needs while a backlog is worked off (19: the engine takes only what
             the API leaves; lower it when other busy programs share the machine).
         plugins: Modules the parsing processes import first (they may register parsers).
+        access_log: Whether the API logs one line per request to stderr (client, method,
+            path with query secrets hidden, status, milliseconds); on, as in uvicorn.
     """
 
     store: Path = Path(".fissure/serve")
@@ -161,6 +163,7 @@ class ServiceSettings:
     max_budget_tokens: int = 32_000
     engine_nice: int = 19
     plugins: tuple[str, ...] = ()
+    access_log: bool = True
 
     def __post_init__(self) -> None:
         for name in _POSITIVE_INTS:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,8 @@ from fissure.serve.jobs import (
     Page,
     Reason,
     Submitted,
+    check_room,
+    lease_expired,
     wanted_blobs,
 )
 from fissure.serve.sqlite_db import Connections
@@ -36,18 +37,20 @@ from fissure.serve.sqlite_rows import (
     DOCUMENT_COLUMNS,
     JOB_COLUMNS,
     SCHEMA,
-    add_event,
     changed,
     cursor_seq,
+    insert_job,
     job_where,
     record_error,
+    requeue,
+    to_dlq,
     to_job,
+    waiting,
 )
 
 FILENAME = "queue.sqlite3"
 # Bytes no job needs any more: none that is still spooled names them.
 UNNEEDED = "NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.digest = blobs.digest AND jobs.spooled = 1)"
-_EXPIRED_WHY = "the worker holding it stopped answering {n} times (killed, or out of memory)"
 
 
 class SQLiteQueue:
@@ -91,11 +94,17 @@ class SQLiteQueue:
     # -- submitting ---------------------------------------------------------------------
 
     def submit(
-        self, jobs: Sequence[NewJob], blobs: Mapping[str, bytes] | None = None
+        self,
+        jobs: Sequence[NewJob],
+        blobs: Mapping[str, bytes] | None = None,
+        *,
+        max_waiting: int | None = None,
     ) -> list[Submitted]:
-        """See :meth:`JobQueue.submit`.
+        """See :meth:`JobQueue.submit`; the bound is checked under the writer lock, which
+        every writer of the file takes, so it holds whatever else commits meanwhile.
 
         Raises:
+            QueueFull: Its new jobs would take those waiting past ``max_waiting``.
             StoreError: The database refused the transaction (disk full, read-only).
         """
         now = time.time()
@@ -106,10 +115,9 @@ class SQLiteQueue:
                     found = job_where(
                         db, "namespace = ? AND document_id = ?", new.namespace, new.document_id
                     )
-                    if found is not None:
-                        out.append(Submitted(found, False))
-                        continue
-                    out.append(Submitted(self._insert(db, new, now), True))
+                    out.append(Submitted(found, False) if found else
+                               Submitted(insert_job(db, new, now), True))  # fmt: skip
+                check_room(out, max_waiting, lambda: waiting(db))
                 db.executemany(
                     "INSERT INTO blobs (digest, data, created) VALUES (?,?,?) "
                     "ON CONFLICT (digest) DO NOTHING",
@@ -118,33 +126,6 @@ class SQLiteQueue:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"the job queue {self.path} refused the upload: {exc}") from exc
         return out
-
-    def _insert(self, db: sqlite3.Connection, new: NewJob, now: float) -> Job:
-        stored = db.execute(
-            "SELECT chunks FROM documents WHERE namespace = ? AND document_id = ? "
-            "AND state = 'done'", (new.namespace, new.document_id),
-        ).fetchone()  # fmt: skip
-        state, chunks, finished = ("done", stored[0], now) if stored else ("queued", None, None)
-        job_id = uuid.uuid4().hex
-        who = (new.namespace, new.document_id, new.name, new.source, new.digest, new.size)
-        db.execute(
-            "INSERT INTO jobs (namespace, document_id, name, source, digest, size, id, origin, "
-            "state, created, updated, finished, not_before, chunks, spooled) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (*who, job_id, new.origin, state, now, now, finished, now, chunks, int(not stored)),
-        )
-        if not stored:  # a document purged with its job, or a new one
-            db.execute(
-                "INSERT INTO documents (namespace, document_id, name, source, digest, size, "
-                "state, job_id, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?) "
-                "ON CONFLICT (namespace, document_id) DO UPDATE SET state = excluded.state, "
-                "job_id = excluded.job_id, updated = excluded.updated",
-                (*who, "queued", job_id, now, now),
-            )
-        job = job_where(db, "id = ?", job_id)
-        assert job is not None
-        add_event(db, job, "already stored" if stored else "")
-        return job
 
     # -- working ------------------------------------------------------------------------
 
@@ -180,8 +161,7 @@ class SQLiteQueue:
             (now, self.max_attempts),
         ).fetchall()
         for job_id, attempts in rows:
-            why = Reason("lease", "LeaseExpired", _EXPIRED_WHY.format(n=attempts))
-            self._to_dlq(db, job_id, why, now)
+            to_dlq(db, job_id, lease_expired(attempts), now)
 
     def renew(self, worker: str, job_ids: Sequence[str], lease_seconds: float) -> list[str]:
         """See :meth:`JobQueue.renew`."""
@@ -209,10 +189,9 @@ class SQLiteQueue:
             ).fetchall()
             for job_id, attempts in rows:
                 if attempts >= self.max_attempts:
-                    why = Reason("lease", "LeaseExpired", _EXPIRED_WHY.format(n=attempts))
-                    self._to_dlq(db, job_id, why, now)
+                    to_dlq(db, job_id, lease_expired(attempts), now)
                 else:
-                    self._requeue(db, job_id, now, now, "its worker restarted")
+                    requeue(db, job_id, now, now, "its worker restarted")
         return len(rows)
 
     def complete(self, worker: str, done: Sequence[Completion]) -> int:
@@ -248,29 +227,10 @@ class SQLiteQueue:
             if retryable and attempts < self.max_attempts:
                 wait = min(self.backoff_max_seconds, self.backoff_seconds * 2 ** (attempts - 1))
                 message = f"{reason.error_type}: {reason.message}; retry in {wait:g} s"
-                self._requeue(db, job_id, now, now + wait, message)
+                requeue(db, job_id, now, now + wait, message)
             else:
-                self._to_dlq(db, job_id, reason, now)
+                to_dlq(db, job_id, reason, now)
             return job_where(db, "id = ?", job_id)
-
-    def _requeue(
-        self, db: sqlite3.Connection, job_id: str, now: float, not_before: float, message: str
-    ) -> None:
-        db.execute(
-            "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL, "
-            "not_before = ?, updated = ? WHERE id = ?",
-            (not_before, now, job_id),
-        )
-        changed(db, job_id, now, message)
-
-    def _to_dlq(self, db: sqlite3.Connection, job_id: str, reason: Reason, now: float) -> None:
-        record_error(db, job_id, reason, now)
-        db.execute(
-            "UPDATE jobs SET state = 'failed', worker = NULL, lease_until = NULL, finished = ?, "
-            "updated = ? WHERE id = ?",
-            (now, now, job_id),
-        )
-        changed(db, job_id, now, f"{reason.error_type}: {reason.message}")
 
     # -- reading ------------------------------------------------------------------------
 
@@ -381,6 +341,11 @@ class SQLiteQueue:
             since,
         )
         return int(rows[0][0]), int(rows[0][1])
+
+    def queued_age(self) -> float:
+        """See :meth:`JobQueue.queued_age`."""
+        (since,) = self._db.read("SELECT MIN(updated) FROM jobs WHERE state = 'queued'")[0]
+        return 0.0 if since is None else max(0.0, time.time() - since)
 
     # -- keeping it bounded -------------------------------------------------------------
 

@@ -6,11 +6,13 @@ queue would keep the same tables with ``BIGSERIAL`` for ``seq``.
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import uuid
 from typing import Any
 
 from fissure.errors import InputError
-from fissure.serve.jobs import Job, Reason
+from fissure.serve.jobs import CURSOR_PATTERN, Job, NewJob, Reason
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -94,9 +96,15 @@ def to_job(row: tuple[Any, ...]) -> Job:
 
 
 def cursor_seq(cursor: str | None) -> int:
+    """The seq a page cursor names (``None`` or empty: from the start); the API's schema
+    declares the same :data:`~fissure.serve.jobs.CURSOR_PATTERN`.
+
+    Raises:
+        InputError: Not a cursor this server gives.
+    """
     if not cursor:
         return 0
-    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 18):
+    if not re.fullmatch(CURSOR_PATTERN, cursor):
         raise InputError(f"cursor {cursor[:40]!r} is not one this server gave: pass next_cursor")
     return int(cursor)
 
@@ -148,3 +156,62 @@ def changed(db: sqlite3.Connection, job_id: str, now: float, message: str | None
     document_state(db, job, now)
     add_event(db, job, f"attempt {job.attempts}" if message is None else message)
     return job
+
+
+def waiting(db: sqlite3.Connection) -> int:
+    """Jobs queued or running (the queue's depth), as this transaction sees them."""
+    (n,) = db.execute("SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')").fetchone()
+    return int(n)
+
+
+def insert_job(db: sqlite3.Connection, new: NewJob, now: float) -> Job:
+    """Insert a job for a document that has none: ``queued``, or ``done`` at once when the
+    document is stored already (its job was purged), with its document record and event."""
+    stored = db.execute(
+        "SELECT chunks FROM documents WHERE namespace = ? AND document_id = ? "
+        "AND state = 'done'", (new.namespace, new.document_id),
+    ).fetchone()  # fmt: skip
+    state, chunks, finished = ("done", stored[0], now) if stored else ("queued", None, None)
+    job_id = uuid.uuid4().hex
+    who = (new.namespace, new.document_id, new.name, new.source, new.digest, new.size)
+    db.execute(
+        "INSERT INTO jobs (namespace, document_id, name, source, digest, size, id, origin, "
+        "state, created, updated, finished, not_before, chunks, spooled) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (*who, job_id, new.origin, state, now, now, finished, now, chunks, int(not stored)),
+    )
+    if not stored:  # a document purged with its job, or a new one
+        db.execute(
+            "INSERT INTO documents (namespace, document_id, name, source, digest, size, "
+            "state, job_id, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT (namespace, document_id) DO UPDATE SET state = excluded.state, "
+            "job_id = excluded.job_id, updated = excluded.updated",
+            (*who, "queued", job_id, now, now),
+        )
+    job = job_where(db, "id = ?", job_id)
+    assert job is not None
+    add_event(db, job, "already stored" if stored else "")
+    return job
+
+
+def requeue(
+    db: sqlite3.Connection, job_id: str, now: float, not_before: float, message: str
+) -> None:
+    """Put a job back in the queue, to be leased after ``not_before``."""
+    db.execute(
+        "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL, "
+        "not_before = ?, updated = ? WHERE id = ?",
+        (not_before, now, job_id),
+    )
+    changed(db, job_id, now, message)
+
+
+def to_dlq(db: sqlite3.Connection, job_id: str, reason: Reason, now: float) -> None:
+    """Move a job to the dead-letter queue with ``reason``."""
+    record_error(db, job_id, reason, now)
+    db.execute(
+        "UPDATE jobs SET state = 'failed', worker = NULL, lease_until = NULL, finished = ?, "
+        "updated = ? WHERE id = ?",
+        (now, now, job_id),
+    )
+    changed(db, job_id, now, f"{reason.error_type}: {reason.message}")

@@ -2,9 +2,10 @@
 
 It checks the settings (a non-loopback address needs API keys), prepares the store folder
 (queue schema, an empty metrics folder), starts the engine (``python -m
-fissure.serve.engine``) and restarts it whenever it dies, and runs uvicorn (``--api-workers``
-processes) in the foreground. If the engine reports a setting it cannot work with, the
-service stops and says why.
+fissure.serve.engine``) and restarts it whenever it dies, binds the port (and says
+``listening on http://HOST:PORT`` on stderr once it accepts connections) and runs uvicorn
+(``--api-workers`` processes) on it in the foreground. If the engine reports a setting it
+cannot work with, the service stops and says why.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -135,6 +137,7 @@ def environment(settings: ServiceSettings) -> dict[str, str]:
         ConfigError: The embedder spec is unknown or names a model that is not there.
     """
     from fissure.serve.engine import STAMP_ENV, expected_stamp
+    from fissure.serve.memory import SERVICE_PID_ENV
     from fissure.serve.rpc import KEY_ENV
 
     stamp = expected_stamp(settings)  # the API names documents with it before the engine is up
@@ -145,6 +148,7 @@ def environment(settings: ServiceSettings) -> dict[str, str]:
         SETTINGS_ENV: settings.to_json(),
         KEY_ENV: secrets.token_hex(32),
         STAMP_ENV: stamp,
+        SERVICE_PID_ENV: str(os.getpid()),
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir.resolve()),
         "TOKENIZERS_PARALLELISM": "false",
         "HF_HUB_OFFLINE": "1",
@@ -154,18 +158,42 @@ def environment(settings: ServiceSettings) -> dict[str, str]:
     return dict(os.environ)
 
 
+def listen(host: str, port: int, backlog: int = 2048) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv6 when ``host`` has a colon), inheritable
+    by uvicorn's worker processes: connections queue on it from now on.
+
+    Raises:
+        ConfigError: The address cannot be bound (in use, not an address of this machine).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://HOST:PORT`` of a listening socket (an IPv6 host in brackets)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def serve(settings: ServiceSettings) -> None:
     """Run the service in the foreground until interrupted.
 
     Raises:
         ConfigError: The settings cannot work (before or while starting).
     """
+    from fissure.serve.middleware import configure_logging
+
     check(settings)
-    logging.basicConfig(
-        level=logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s serve[%(process)d] %(levelname)s %(message)s",
-    )
+    configure_logging()
     settings.store.mkdir(parents=True, exist_ok=True)
     from fissure.serve.engine import STAMP_FILE
     from fissure.serve.queue import open_queue
@@ -175,9 +203,10 @@ def serve(settings: ServiceSettings) -> None:
     env = environment(settings)
     fatal: list[str] = []
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     config = uvicorn.Config("fissure.serve.app:from_env", factory=True, host=settings.host,
-                            port=settings.port, workers=settings.api_workers,
+                            port=settings.port, workers=settings.api_workers, access_log=False,
                             log_level="warning", timeout_graceful_shutdown=5)  # fmt: skip
     server = uvicorn.Server(config)
 
@@ -188,16 +217,17 @@ def serve(settings: ServiceSettings) -> None:
         else:
             os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's process manager stops on it
 
+    sock = listen(settings.host, settings.port, config.backlog)
     engine = EngineSupervisor(env, on_fatal)
     engine.start()
+    log.info("listening on %s", url_of(sock))
     try:
         if settings.api_workers == 1:
-            server.run()
+            server.run(sockets=[sock])
         else:
-            uvicorn.run(config.app, factory=True, host=settings.host, port=settings.port,
-                        workers=settings.api_workers, log_level="warning",
-                        timeout_graceful_shutdown=5)  # fmt: skip
+            Multiprocess(config, sockets=[sock]).run()
     finally:
         engine.stop()
+        sock.close()
     if fatal:
         raise ConfigError(fatal[0].removeprefix("fissure engine: "))
