@@ -146,7 +146,8 @@ def test_a_read_only_mount_answers_reads_and_refuses_writes(tmp_path: Path, moun
     assert hits and hits[0]["source"].endswith("bread.md")
 
 
-def test_a_full_disk_answers_reads_and_an_ingest_converges_after(tmp_path: Path, mount) -> None:
+def _store_on_tmpfs(tmp_path: Path, mount) -> tuple[Path, Path, Path, dict]:
+    """A store ingested onto a 16 MiB tmpfs, its answers, and a new document waiting."""
     docs = _docs(tmp_path / "docs")
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -156,6 +157,11 @@ def test_a_full_disk_answers_reads_and_an_ingest_converges_after(tmp_path: Path,
     answers = _reads(store)
     assert answers["hybrid:knead the dough"]["hits"]  # stored: only the noise failed
     (docs / "new.md").write_text("# New\n\nKnead a new dough, a document added later.\n")
+    return docs, disk, store, answers
+
+
+def test_a_full_disk_answers_reads_and_an_ingest_converges_after(tmp_path: Path, mount) -> None:
+    docs, disk, store, answers = _store_on_tmpfs(tmp_path, mount)
     filler = disk / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
     try:  # fill the disk to the last block
@@ -241,14 +247,7 @@ def test_the_reader_answers_as_chroma_does(tmp_path: Path) -> None:
 def test_a_write_that_could_fill_the_disk_is_not_started(tmp_path: Path, mount) -> None:
     """chromadb waits forever on a disk that fills under its writer: with a few MiB left,
     an ingest is refused in one line before it writes, and ends."""
-    docs = _docs(tmp_path / "docs")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mount("-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk))
-    store = disk / "store"
-    assert _ingest(docs, store) == 1
-    answers = _reads(store)
-    (docs / "new.md").write_text("# New\n\nKnead a new dough, a document added later.\n")
+    docs, disk, store, answers = _store_on_tmpfs(tmp_path, mount)
     free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
     (disk / "filler").write_bytes(bytes(free - (3 << 20)))  # leave 3 MiB
     _one_error_line(_fissure("ingest", str(docs), "--store", str(store), *INGEST), "disk is full")
