@@ -37,7 +37,6 @@ import numpy as np
 from fissure.errors import ConfigError, FissureError, StoreError
 from fissure.store.chroma import COLLECTION, EXACT, EXACT_MAX, PIECES, ChromaStore
 from fissure.store.exact import Rows, VectorFile
-from fissure.store.fusion import Fusion
 from fissure.store.lexical import DEFAULT_TOKENIZER, LexicalIndex, open_existing
 from fissure.store.protocol import Hit, Piece
 from fissure.store.readonly import connect, read_only_message
@@ -114,20 +113,15 @@ class ReadOnlyChroma(ChromaStore):
         k: int = 5,
         where: Mapping[str, Any] | None = None,
         *,
-        sub_weight: float | None = None,
-        collapse: bool = True,
         search: str = "auto",
-        mode: str | None = None,
-        text: str | None = None,
-        fusion: Fusion | None = None,
+        **options: Any,
     ) -> list[Hit]:
-        """:meth:`ChromaStore.query <fissure.store.chroma.ChromaStore.query>`; past
-        ``exact_max`` chunks, ``auto`` scans every chunk when Chroma's index cannot be
-        opened (a read-only folder, a full disk)."""
+        """:meth:`ChromaStore.query <fissure.store.chroma.ChromaStore.query>` (its keyword
+        options passed on); past ``exact_max`` chunks, ``auto`` scans every chunk when
+        Chroma's index cannot be opened (a read-only folder, a full disk)."""
         if search == "auto" and self.count() > self.exact_max and self._full() is None:
             search = "exact"
-        return super().query(vector, k, where, sub_weight=sub_weight, collapse=collapse,
-                             search=search, mode=mode, text=text, fusion=fusion)  # fmt: skip
+        return super().query(vector, k, where, search=search, **options)
 
     def close(self) -> None:
         """Close the files this reader opened (and Chroma, if it had to be opened)."""
