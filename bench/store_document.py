@@ -7,8 +7,9 @@ chunks into the store and its exact and lexical copies, the manifest commit), wi
 made up front so that no embedding is timed:
 
 - one document of ``--chunks`` chunks (15,000; written in slices, see
-  ``fissure/ingest/slices.py``), first into an empty store, then again after one changed
-  chunk (the re-ingest of an edited document: its old chunks deleted, the new ones written);
+  ``fissure/ingest/slices.py``), first into an empty store, then again with every chunk's
+  text changed (the re-ingest of an edited document: chunk ids hash the offsets, so an edit
+  near the top changes them all; the old chunks are deleted, the new ones written);
 - ``--docs`` documents (1,000) of 15 chunks, in groups of 256 chunks as ``fissure ingest``
   groups them;
 
