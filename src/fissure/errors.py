@@ -41,6 +41,27 @@ class MissingDependencyError(FissureError, ImportError):
         super().__init__(f"{package} is needed{why}: {self.command}")
 
 
+# The HTTP service's modules (the ``serve`` extra) and the distributions that provide them.
+SERVE_MODULES = {
+    "fastapi": "fastapi",
+    "uvicorn": "uvicorn",
+    "multipart": "python-multipart",
+    "prometheus_client": "prometheus-client",
+}
+
+
+def need(modules: dict[str, str], extra: str | None, purpose: str = "") -> None:
+    """Import each module of ``modules`` (import name -> distribution) or raise
+    :class:`MissingDependencyError` for the first one missing, naming ``extra``."""
+    import importlib
+
+    for module, package in modules.items():
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise MissingDependencyError(package, extra, purpose=purpose) from exc
+
+
 class StoreError(FissureError):
     """The store's database cannot be reached or refused a write; the message says which
     server (without its password) and what it answered."""

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from fissure.cli.output import err, fail
-from fissure.errors import FissureError
+from fissure.errors import SERVE_MODULES, FissureError, need
 
 
 def _opt(help: str) -> Any:  # noqa: A002 - typer's own keyword
@@ -53,6 +53,7 @@ def embed_serve(
     /health and /metrics (Prometheus). Concurrent requests share embedding calls (at most
     --max-batch texts, gathered for up to --max-wait-ms). See docs/embedding-service.md.
     """
+    need(SERVE_MODULES, "serve", purpose="fissure embed-serve")
     from fissure.embed import load_embedder
     from fissure.embed.service.app import Limits, embedding_app
     from fissure.serve.settings import is_loopback

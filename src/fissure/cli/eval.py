@@ -47,7 +47,12 @@ def eval_(
     ] = None,
     output: Annotated[
         Path,
-        typer.Option("--output", "--out", "-o", help="Folder for eval.json, eval.md, eval.png."),
+        typer.Option(
+            "--output",
+            "--out",
+            "-o",
+            help="Folder for eval.json, eval.md and (with the eval extra) eval.png.",
+        ),
     ] = EVAL_OUT,
     cache_dir: Annotated[
         Path | None,
@@ -70,7 +75,8 @@ def eval_(
     ] = False,
 ) -> None:
     """Chunk, embed, retrieve and score: recall, precision, IoU (Chroma's metrics), ranking
-    metrics and code-lookup scores; prints a table and writes JSON, Markdown and a PNG.
+    metrics and code-lookup scores; prints a table and writes JSON, Markdown and (with
+    matplotlib, the eval extra) a PNG.
 
     `python -m fissure.eval` is this command (the same options).
     """

@@ -42,7 +42,7 @@ from fissure.cli.options import (
     Tokenizer,
 )
 from fissure.cli.output import fail
-from fissure.errors import FissureError
+from fissure.errors import SERVE_MODULES, FissureError, need
 from fissure.serve.settings import ServiceSettings
 
 D: dict[str, Any] = {f.name: f.default for f in fields(ServiceSettings) if f.default is not MISSING}
@@ -195,6 +195,7 @@ def serve(
     from fissure.store.open import is_database
 
     given = dict(locals())
+    need(SERVE_MODULES, "serve", purpose="fissure serve")
     s = settings_for(ctx)
     names = {f.name for f in fields(ServiceSettings)}
     mine = {k: v for k, v in given.items() if k in names and k not in _SHARED + ("spool",)}

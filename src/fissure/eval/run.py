@@ -78,8 +78,12 @@ def run_eval(
     }
     setting = f"k={k}"
     print_table(summaries, setting, console)
-    for path in write_reports(summaries, meta, Path(out_dir), setting):
+    written = write_reports(summaries, meta, Path(out_dir), setting)
+    for path in written:
         console.print(f"wrote {path}")
+    if summaries and not any(path.suffix == ".png" for path in written):
+        lack = MissingDependencyError("matplotlib", "eval", purpose="the plot")
+        console.print(f"skipped eval.png: {lack}", markup=False)
     return summaries
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from fissure.chunker import load_document
-from fissure.errors import FissureError, MissingDependencyError
+from fissure.errors import FissureError
+from fissure.errors import need as need_modules
 from fissure.parse import parse_text
 from fissure.source.files import DEFAULT_MAX_BYTES, iter_files
 from fissure.store.chroma import chunk_metadata
@@ -32,13 +33,8 @@ BOOKKEEPING = ("doc_id", "index", "line_start", "line_end", "n_tokens", "strateg
 
 def need(module: str, package: str, extra: str) -> None:
     """Import ``module`` or raise :class:`MissingDependencyError` naming ``extra``."""
-    import importlib
-
-    try:
-        importlib.import_module(module)
-    except ImportError as exc:
-        purpose = f"fissure.integrations.{extra.replace('-', '_')}"
-        raise MissingDependencyError(package, extra, purpose=purpose) from exc
+    purpose = f"fissure.integrations.{extra.replace('-', '_')}"
+    need_modules({module: package}, extra, purpose=purpose)
 
 
 def document_for(text: str, source: str | None, mime: str | None = None) -> Document:
