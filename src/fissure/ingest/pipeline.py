@@ -232,7 +232,7 @@ class LocalEngine:
                     writer.timings.parse += outcome.seconds
                     export_chunks(outcome, job.export)
                     groups.add(outcome, len(outcome.chunks))
-                    job.progress.chunked(outcome.source)
+                    job.progress.chunked(outcome.source, len(outcome.chunks))
             groups.finish()
         finally:
             background.finish()

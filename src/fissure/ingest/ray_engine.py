@@ -257,7 +257,7 @@ def _take(job: Job, item: Embedded, groups: Groups[Embedded]) -> int:
     job.writer.timings.embed += item.seconds
     export_chunks(outcome, job.export)
     groups.add(item, len(outcome.chunks))
-    job.progress.chunked(outcome.source)
+    job.progress.chunked(outcome.source, len(outcome.chunks))
     return int(outcome.stage == "parse" and outcome.error_type in _REPLACED)
 
 
