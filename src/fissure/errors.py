@@ -51,15 +51,21 @@ SERVE_MODULES = {
 
 
 def need(modules: dict[str, str], extra: str | None, purpose: str = "") -> None:
-    """Import each module of ``modules`` (import name -> distribution) or raise
-    :class:`MissingDependencyError` for the first one missing, naming ``extra``."""
-    import importlib
+    """Raise :class:`MissingDependencyError`, naming ``extra``, for the first module of
+    ``modules`` (import name -> distribution) that cannot be found.
+
+    The modules are found, not imported: importing one can fix a choice too early (the
+    service sets ``$PROMETHEUS_MULTIPROC_DIR`` before prometheus_client is imported).
+    """
+    import importlib.util
 
     for module, package in modules.items():
         try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise MissingDependencyError(package, extra, purpose=purpose) from exc
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # ValueError: sys.modules holds None for it
+            found = False
+        if not found:
+            raise MissingDependencyError(package, extra, purpose=purpose)
 
 
 class StoreError(FissureError):
