@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_missing_extras import assert_right_command, run_blocked
+from tests.cli.test_missing_extras import assert_right_command, one_error_line, run_blocked
 from tests.eval.conftest import chroma_dir  # noqa: F401 - a fixture
 
 # The import names of every optional extra's packages (pyproject's optional-dependencies,
@@ -36,11 +36,7 @@ def _ok(out: subprocess.CompletedProcess[str]) -> str:
 
 
 def _needs(out: subprocess.CompletedProcess[str], command: str) -> None:
-    assert out.returncode == 2, (out.returncode, out.stdout[-2000:], out.stderr[-3000:])
-    assert "Traceback" not in out.stderr, out.stderr
-    lines = [line for line in out.stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, out.stderr
-    assert assert_right_command(lines[0]) == command
+    assert assert_right_command(one_error_line(out)) == command
 
 
 @pytest.fixture(scope="module")

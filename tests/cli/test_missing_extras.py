@@ -62,7 +62,7 @@ def run_blocked(tmp_path: Path, blocked: list[str], *args: str) -> subprocess.Co
                           env=env, timeout=240, cwd=tmp_path)  # fmt: skip
 
 
-def _one_error_line(out: subprocess.CompletedProcess[str]) -> str:
+def one_error_line(out: subprocess.CompletedProcess[str]) -> str:
     assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
     assert "Traceback" not in out.stderr, out.stderr
     lines = [line for line in out.stderr.splitlines() if line.startswith("error:")]
@@ -75,7 +75,7 @@ def test_ingest_without_chromadb(tmp_path: Path) -> None:
     (tmp_path / "docs/a.md").write_text("# A\n\nSome text.\n")
     out = run_blocked(tmp_path, ["chromadb"], "ingest", "docs", "--store", "S",
                       "--embedder", "hashing", "--no-progress")  # fmt: skip
-    line = _one_error_line(out)
+    line = one_error_line(out)
     assert assert_right_command(line) == "pip install chromadb"
     assert not (tmp_path / "S/manifest.sqlite3").exists() or "dead letters" not in out.stderr
 
@@ -87,12 +87,12 @@ def test_query_without_chromadb(tmp_path: Path) -> None:
                        "--no-progress", "--workers", "1")  # fmt: skip
     assert made.returncode == 0, made.stderr
     out = run_blocked(tmp_path, ["chromadb"], "query", "text", "--store", "S")
-    assert assert_right_command(_one_error_line(out)) == "pip install chromadb"
+    assert assert_right_command(one_error_line(out)) == "pip install chromadb"
 
 
 def test_distill_without_model2vec_names_the_embed_extra(tmp_path: Path) -> None:
     out = run_blocked(tmp_path, ["model2vec"], "models", "distill", "--out", "m")
-    line = _one_error_line(out)
+    line = one_error_line(out)
     assert assert_right_command(line) == "pip install 'fissure[embed]'"  # brackets intact
     assert not (tmp_path / "m").exists()
 
