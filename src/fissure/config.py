@@ -55,8 +55,8 @@ class ChunkSettings:
         language: For ``recursive``: a preset separator hierarchy (``python``, ``js`` …).
         separators_are_regex: Treat ``separators`` as regular expressions.
         embedder: For ``semantic``/``hybrid`` boundary detection: ``minilm:auto`` (the
-            default: MiniLM in bf16 where the CPU has native bf16 units — the same cuts
-            as fp32 on our benchmark, 2.4× less CPU — else fp32), ``minilm``,
+            default: the fastest MiniLM variant on this machine, as for the stored
+            vectors, see :func:`fissure.embed.load.resolve`), ``minilm``,
             ``static``, ``static:PATH`` or ``http:URL#MODEL`` (see
             :func:`fissure.embed.load_embedder`).
         breakpoint: How the semantic threshold is found: ``percentile``,

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from fissure.cli import app
 from fissure.cli.output import KEYWORD_FLAGS
-from fissure.embed.load import SPECS
+from fissure.embed.load import SPECS, resolve
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "fissure"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -149,7 +149,11 @@ def test_models_list_json() -> None:
     assert set(listed["defaults"]) == {"ingest.embedder", "chunk.embedder", "query.embedder"}
     by_spec = {e["spec"]: e for e in listed["embedders"]}
     assert by_spec["hashing"]["ready"] and by_spec["hashing"]["lacks"] is None
-    assert by_spec[listed["defaults"]["ingest.embedder"]]["default_for"] == ["ingest.embedder"]
+    # One default for the stored vectors and the semantic cuts: this machine's fastest MiniLM.
+    auto = by_spec[listed["defaults"]["ingest.embedder"]]
+    assert auto["spec"] == "minilm:auto"
+    assert auto["default_for"] == ["ingest.embedder", "chunk.embedder"]
+    assert auto["about"].endswith(f"here: {resolve('minilm:auto')}")
     for entry in listed["embedders"]:
         assert entry["ready"] == (entry["lacks"] is None) and entry["about"]
     text = runner.invoke(app, ["models", "list", "--no-config"])

@@ -7,7 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fissure.embed import Embedder, MiniLM, SentenceTransformerEmbedder, load_embedder
+from fissure.embed import (
+    Embedder,
+    MiniLM,
+    SentenceTransformerEmbedder,
+    lazy_embedder,
+    load_embedder,
+)
+from fissure.embed.load import AUTO, resolve, spec_of_model
 from fissure.embed.minilm import MINILM_SHA256
 from fissure.errors import ConfigError
 
@@ -72,7 +79,17 @@ def test_settings_are_validated(tmp_path: Path):
         SentenceTransformerEmbedder(tmp_path, precision="fp8")  # type: ignore[arg-type]
 
 
-def test_load_embedder_default(minilm: MiniLM):
-    loaded = load_embedder()
+def test_load_embedder_exact_minilm(minilm: MiniLM):
+    loaded = load_embedder("minilm")
     assert isinstance(loaded, MiniLM)
     np.testing.assert_allclose(loaded.embed(TEXTS[:2]), minilm.embed(TEXTS[:2]), atol=1e-5)
+
+
+def test_the_default_is_this_machines_variant_and_keeps_the_vectors(minilm: MiniLM):
+    """minilm:auto loads the variant resolve() names here (what the store records), lazily
+    and at once alike, and its vectors stay close to the exact ones."""
+    loaded = load_embedder()
+    assert spec_of_model(loaded.model_id) == resolve(AUTO) != AUTO
+    assert lazy_embedder().model_id == loaded.model_id
+    cosine = (loaded.embed(TEXTS[:2]) * minilm.embed(TEXTS[:2])).sum(axis=1)
+    assert cosine.min() > 0.98

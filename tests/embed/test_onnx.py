@@ -109,7 +109,7 @@ def test_attributes(fp32: OnnxMiniLM, int8: OnnxMiniLM, cache: Path):
     assert fp32.file.parent == int8.file.parent == cache / "onnx"
     assert fp32.file.name.startswith("53aa51172d142c89-ort")
     assert fp32.file.name.endswith("-fp32.onnx") and int8.file.name.endswith("-int8.onnx")
-    assert int8.file.stat().st_size < 0.7 * fp32.file.stat().st_size
+    assert int8.file.stat().st_size < 0.8 * fp32.file.stat().st_size  # six matrices stay fp32
     assert fp32.embed([]).shape == (0, 384)
 
 
@@ -135,9 +135,20 @@ def test_int8_stays_close(int8: OnnxMiniLM, exact: MiniLM):
         f" ({tiny.sum()} of one to three tokens: min {cos[tiny].min():.4f})"
     )
     print(report)  # shown with -s: the figure the docs quote
-    assert cos[~tiny].min() >= 0.98, report
+    assert cos[~tiny].min() >= 0.99, report
     assert cos[tiny].min() >= 0.95, report
-    assert cos.mean() >= 0.99, report
+    assert cos.mean() >= 0.995, report
+
+
+def test_an_int8_vector_does_not_depend_on_its_batch(cache: Path):
+    """int8 scales each forward pass's activations as a whole; at the default batch size
+    (one text a pass) a text's vector is the same whatever it is embedded with."""
+    embedder = OnnxMiniLM(precision="int8")
+    assert embedder.batch_size == 1
+    texts = [*TEXTS, *_chunks(6)]
+    together = embedder.embed(texts)
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(embedder.embed([text])[0], together[i], atol=1e-6)
 
 
 def test_rows_follow_the_input_order(fp32: OnnxMiniLM, int8: OnnxMiniLM):

@@ -63,6 +63,34 @@ def test_ingest_then_query_with_minilm(tmp_path: Path) -> None:
     assert "0 chunked, 5 unchanged" in again.output and "0 chunks embedded" in again.output
 
 
+def test_the_default_embedder_is_recorded_as_its_variant_and_a_store_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """The default (minilm:auto) is recorded as the variant it resolved to here, never as
+    "auto"; re-run with the default, a store built with another variant keeps it (nothing
+    re-embedded, queries still match), and naming another variant re-embeds everything."""
+    from fissure.embed.load import AUTO, resolve
+    from fissure.store.open import built_with
+
+    root = write_corpus(tmp_path / "corpus", n=1)
+    fresh, exact = tmp_path / "fresh", tmp_path / "exact"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    out = runner.invoke(app, ["ingest", str(root), "--store", str(fresh), "--workers", "1"])
+    assert out.exit_code == 0, out.output
+    assert built_with(fresh) == resolve(AUTO) != AUTO
+    out = runner.invoke(app, ["ingest", str(root), "--store", str(exact), "--workers", "1",
+                              "--embedder", "minilm"])  # fmt: skip
+    assert out.exit_code == 0 and built_with(exact) == "minilm", out.output
+    again = runner.invoke(app, ["ingest", str(root), "--store", str(exact)])
+    assert "0 chunks embedded" in again.output and built_with(exact) == "minilm", again.output
+    out = runner.invoke(app, ["query", "a question", "-k", "1", "--store", str(exact), "--json"])
+    assert out.exit_code == 0, out.output
+    switched = runner.invoke(app, ["ingest", str(root), "--store", str(exact),
+                                   "--embedder", "minilm:onnx-int8"])  # fmt: skip
+    assert switched.exit_code == 0 and "0 chunks embedded" not in switched.output
+    assert built_with(exact) == "minilm:onnx-int8"
+
+
 def test_commands_on_a_postgres_store(tmp_path: Path, pg_dsn: str, pg_namespace: str) -> None:
     pytest.importorskip("psycopg")
     root = write_corpus(tmp_path / "corpus", n=2)

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fissure.cli import app
+from fissure.embed.load import AUTO, resolve
 from fissure.serve import supervisor
 from fissure.serve.pools import open_pool
 from fissure.serve.settings import ServiceSettings
@@ -51,7 +52,7 @@ def test_the_settings_file_chunks_and_limits_the_service(
     assert ServiceSettings.from_json(s.to_json()) == s
     # --no-config: the built-in defaults, as before there was a file.
     s = _served(tmp_path, monkeypatch, "--no-config")
-    assert s.chunk == ServiceSettings().chunk and s.embedder == "minilm"
+    assert s.chunk == ServiceSettings().chunk and s.embedder == resolve(AUTO)
     assert (s.timeout, s.timeout_per_mb, s.memory_mb, s.max_inflate_mb) == (120.0, 10.0, 4096, 256)
 
 

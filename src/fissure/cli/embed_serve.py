@@ -25,10 +25,11 @@ def embed_serve(
         str,
         typer.Option(
             "--embedder",
-            help="What embeds: minilm | minilm:bf16 | minilm:onnx (int8, fast on CPUs) | "
-            "minilm:onnx-fp32 | static | static:PATH | hashing (tests) | http:URL#MODEL.",
+            help="What embeds: minilm:auto (the fastest MiniLM variant here) | minilm | "
+            "minilm:bf16 | minilm:onnx (int8, fast on CPUs) | minilm:onnx-fp32 | static | "
+            "static:PATH | hashing (tests) | http:URL#MODEL.",
         ),
-    ] = "minilm",
+    ] = "minilm:auto",
     host: Annotated[str, _opt("Address to listen on; anything but loopback needs a key.")] = (
         "127.0.0.1"
     ),
@@ -55,6 +56,7 @@ def embed_serve(
     """
     need(SERVE_MODULES, "serve", purpose="fissure embed-serve")
     from fissure.embed import load_embedder
+    from fissure.embed.load import resolve
     from fissure.embed.service.app import Limits, embedding_app
     from fissure.serve.settings import is_loopback
 
@@ -63,13 +65,14 @@ def embed_serve(
         fail(f"--host {host} is not loopback: set ${api_key_env} to the key clients must send")
     try:
         limits = Limits(max_inputs, max_text_chars, retry_after=retry_after)
+        spec = resolve(spec)  # clients name the variant that serves them, not "auto"
         embedder = load_embedder(spec)
         app = embedding_app(
             embedder,
             max_batch=max_batch,
             max_wait_ms=max_wait_ms,
             max_queue=max_queue,
-            model_name=model_name or spec.strip(),
+            model_name=model_name or spec,
             limits=limits,
             api_key=key,
         )

@@ -11,6 +11,7 @@ import typer
 from fissure.cli.common import Command, Group, settings_for
 from fissure.cli.options import ConfigFile, NoConfig, Preset, json_option
 from fissure.cli.output import err, fail, print_json
+from fissure.embed.load import AUTO, resolve
 from fissure.errors import FissureError
 
 app = typer.Typer(help="Embedders: which there are, and the static one kept in the user cache.",
@@ -25,12 +26,13 @@ EMBEDDERS: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "minilm": ("all-MiniLM-L6-v2 on sentence-transformers, exact (fp32)", _MINILM, "embed"),
     "minilm:bf16": ("all-MiniLM-L6-v2 in bf16 (faster on CPUs with bf16 units)", _MINILM,
                     "embed"),
-    "minilm:auto": ("minilm:bf16 where this CPU has native bf16 units, else minilm", _MINILM,
-                    "embed"),
+    "minilm:auto": ("the default: the fastest variant here (minilm:onnx-int8 where the CPU "
+                    "has int8 dot-product units, else minilm:bf16 where it has bf16 units, "
+                    "else minilm:onnx-fp32)", _ONNX, None),
     "minilm:onnx": ("all-MiniLM-L6-v2 on ONNX Runtime, int8 weights (= minilm:onnx-int8)",
-                    _ONNX, "onnx"),
-    "minilm:onnx-fp32": ("all-MiniLM-L6-v2 on ONNX Runtime, the exact vectors", _ONNX, "onnx"),
-    "minilm:onnx-int8": ("all-MiniLM-L6-v2 on ONNX Runtime, int8 weights", _ONNX, "onnx"),
+                    _ONNX, None),
+    "minilm:onnx-fp32": ("all-MiniLM-L6-v2 on ONNX Runtime, the exact vectors", _ONNX, None),
+    "minilm:onnx-int8": ("all-MiniLM-L6-v2 on ONNX Runtime, int8 weights", _ONNX, None),
     "static": ("the static MiniLM that `fissure models distill` builds (model2vec)",
                ("model2vec",), "embed"),
     "static:PATH": ("any model2vec model folder", ("model2vec",), "embed"),
@@ -84,6 +86,8 @@ def list_(
 def _row(spec: str, defaults: dict[str, str | None]) -> dict[str, Any]:
     """One embedder spec: what it is, whether it is ready, and what it lacks."""
     about, modules, extra = EMBEDDERS[spec]
+    if spec == AUTO:
+        about = f"{about}; here: {resolve(spec)}"
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     lacks = None
     if missing:

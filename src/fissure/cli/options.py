@@ -250,8 +250,9 @@ IngestEmbedder = Annotated[
     setting(
         "ingest_embedder",
         "--embedder",
-        help="Embeds the stored vectors: minilm | minilm:bf16 | minilm:onnx | minilm:onnx-fp32 | "
-        "static | static:PATH | http:URL#MODEL",
+        help="Embeds the stored vectors: minilm:auto (the fastest MiniLM variant here; a store "
+        "keeps the one it was built with) | minilm | minilm:bf16 | minilm:onnx | "
+        "minilm:onnx-fp32 | static | static:PATH | http:URL#MODEL",
     ),
 ]
 Workers = Annotated[

@@ -286,16 +286,8 @@ def _filters(pairs: list[str]) -> dict[str, Any]:
 
 
 def _embedder_of(manifest: Any) -> str:
-    """The embedder to query with: the one the store records (written before a run's
-    first document, so a store whose first run was killed has it too), else the one its
-    runs agree on, else the built-in that makes the recorded model, else MiniLM."""
-    recorded = manifest.get_meta("embedder")
-    if recorded:
-        return str(recorded)
-    specs = {config.get("embedder") for _, config, _ in manifest.runs().values()}
-    specs.discard("")
-    specs.discard(None)
-    if len(specs) == 1:
-        return str(specs.pop())
-    model = manifest.get_meta("model") or ""
-    return "hashing" if model.startswith("hashing-") else "minilm"
+    """The embedder to query with: the one the store was built with
+    (:func:`~fissure.embed.load.stored_embedder`), else MiniLM."""
+    from fissure.embed.load import stored_embedder
+
+    return stored_embedder(manifest) or "minilm"

@@ -42,6 +42,7 @@ from fissure.cli.options import (
     Tokenizer,
 )
 from fissure.cli.output import fail
+from fissure.embed.load import resolve as resolve_embedder
 from fissure.errors import SERVE_MODULES, FissureError, need
 from fissure.serve.settings import ServiceSettings
 
@@ -212,7 +213,7 @@ def serve(
             workers=parsers or (None if parse_engine == "ray" else default_workers()),
             engine=parse_engine,
             address=ray_address,
-            embedder=s.ingest.embedder,
+            embedder=resolve_embedder(s.ingest.embedder),  # one variant for every worker and actor
             chunk=s.chunk,
             timeout=s.ingest.timeout,
             memory_mb=s.ingest.memory_mb or None,

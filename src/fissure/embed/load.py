@@ -1,8 +1,18 @@
-"""Embedders by name: the one table from a spec string to a constructor."""
+"""Embedders by name: the one table from a spec string to a constructor.
+
+``minilm:auto``, the default, is all-MiniLM-L6-v2 in the fastest variant that keeps
+retrieval on this machine (:func:`resolve`): ONNX Runtime with int8 weights where the CPU
+has int8 dot-product units (x86 VNNI or AMX, Arm dot product), else torch bf16 where it
+has bf16 matrix units, else ONNX Runtime fp32 (the exact vectors, about twice torch's
+speed), else torch fp32. A store records the variant it was built with, never ``auto``
+(``fissure ingest`` and the service resolve it first), so that it is queried with the same
+vectors on any machine.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import importlib.util
+from typing import Any, Literal
 
 from fissure.embed.protocol import Embedder
 from fissure.errors import ConfigError
@@ -19,6 +29,7 @@ SPECS = (
     "http:URL#MODEL",
     "hashing",
 )
+AUTO = "minilm:auto"  # the default wherever fissure embeds
 # ONNX Runtime specs -> precision (fissure.embed.onnx); plain "onnx" is the fast one.
 _ONNX: dict[str, Literal["fp32", "int8"]] = {
     "minilm:onnx": "int8",
@@ -27,12 +38,12 @@ _ONNX: dict[str, Literal["fp32", "int8"]] = {
 }
 
 
-def load_embedder(spec: str = "minilm") -> Embedder:
+def load_embedder(spec: str = AUTO) -> Embedder:
     """An embedder from a spec.
 
     Args:
-        spec: ``minilm`` (the default: all-MiniLM-L6-v2, exact), ``minilm:bf16``,
-            ``minilm:auto`` (bf16 where the CPU has native bf16 matrix units, else exact),
+        spec: ``minilm:auto`` (the default: all-MiniLM-L6-v2 in the fastest variant
+            here, see :func:`resolve`), ``minilm`` (torch, exact), ``minilm:bf16``,
             ``minilm:onnx`` (= ``minilm:onnx-int8``: on ONNX Runtime with int8 weights,
             cosine to the exact vectors about 0.99), ``minilm:onnx-fp32`` (ONNX Runtime,
             the exact vectors; both export the model once into the cache folder),
@@ -45,16 +56,15 @@ def load_embedder(spec: str = "minilm") -> Embedder:
     Raises:
         ConfigError: The spec is unknown or names a model that is not there.
     """
-    spec = spec.strip()
+    spec = resolve(spec)
     if spec == "hashing":
         from fissure.embed.hashing import HashingEmbedder
 
         return HashingEmbedder()
-    if spec in ("minilm", "minilm:fp32", "minilm:bf16", "minilm:auto"):
+    if spec in ("minilm", "minilm:fp32", "minilm:bf16"):
         from fissure.embed.minilm import MiniLM
 
-        bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
-        return MiniLM(precision="bf16" if bf16 else "fp32")
+        return MiniLM(precision="bf16" if spec == "minilm:bf16" else "fp32")
     if spec in _ONNX:
         from fissure.embed.onnx import OnnxMiniLM
 
@@ -66,7 +76,7 @@ def load_embedder(spec: str = "minilm") -> Embedder:
     raise ConfigError(f"unknown embedder {spec!r}: use one of {', '.join(SPECS)}")
 
 
-def lazy_embedder(spec: str = "minilm") -> Embedder:
+def lazy_embedder(spec: str = AUTO) -> Embedder:
     """Like :func:`load_embedder`, but a MiniLM model loads only when it first embeds a text.
 
     Its ``model_id``, ``dim`` and ``max_tokens`` come from the model's config files, so a
@@ -76,31 +86,87 @@ def lazy_embedder(spec: str = "minilm") -> Embedder:
     Raises:
         ConfigError: The spec is unknown or names a model that is not there.
     """
-    spec = spec.strip()
-    if spec not in ("minilm", "minilm:fp32", "minilm:bf16", "minilm:auto", *_ONNX):
+    spec = resolve(spec)
+    if spec not in ("minilm", "minilm:fp32", "minilm:bf16", *_ONNX):
         return load_embedder(spec)
     from fissure.embed.lazy import LazyEmbedder, sentence_transformer_shape
     from fissure.embed.minilm import MINILM_ID
     from fissure.size.sizer import minilm_model_dir
 
-    if spec in _ONNX:
-        exact, suffix = spec, f"@onnx-{_ONNX[spec]}"
-    else:
-        bf16 = spec.endswith("bf16") or (spec.endswith("auto") and bf16_is_fast())
-        exact, suffix = ("minilm:bf16", "@bf16") if bf16 else ("minilm", "")
+    suffix = f"@onnx-{_ONNX[spec]}" if spec in _ONNX else "@bf16" if spec.endswith("bf16") else ""
     dim, max_tokens = sentence_transformer_shape(minilm_model_dir())
-    return LazyEmbedder(lambda: load_embedder(exact), model_id=MINILM_ID + suffix, dim=dim,
+    return LazyEmbedder(lambda: load_embedder(spec), model_id=MINILM_ID + suffix, dim=dim,
                         max_tokens=max_tokens)  # fmt: skip
 
 
-def bf16_is_fast() -> bool:
-    """Whether this CPU multiplies bf16 matrices natively (AMX or AVX-512 BF16)."""
+def resolve(spec: str) -> str:
+    """The spec ``spec`` stands for on this machine: ``minilm:auto`` becomes
+    ``minilm:onnx-int8`` where the CPU has int8 dot-product units and ONNX Runtime is
+    installed, else ``minilm:bf16`` where it has bf16 matrix units, else
+    ``minilm:onnx-fp32`` with ONNX Runtime, else ``minilm``; any other spec is itself.
+
+    int8 weights move a vector by about 0.01 of cosine and keep retrieval (measured on
+    Chroma's benchmark and the code lookup: ``bench/results/embed.md``).
+    """
+    spec = spec.strip()
+    if spec != AUTO:
+        return spec
+    onnx = all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
+    flags = _cpu_flags()
+    if onnx and flags & _INT8_UNITS:
+        return "minilm:onnx-int8"
+    if flags & _BF16_UNITS:
+        return "minilm:bf16"
+    return "minilm:onnx-fp32" if onnx else "minilm"
+
+
+def spec_of_model(model_id: str) -> str | None:
+    """The MiniLM spec that makes vectors of ``model_id`` (a store's recorded model)."""
+    from fissure.embed.minilm import MINILM_ID
+
+    if model_id == MINILM_ID:
+        return "minilm"
+    variant = model_id.removeprefix(MINILM_ID + "@")
+    if variant == model_id:
+        return None
+    return {"bf16": "minilm:bf16", "onnx-int8": "minilm:onnx-int8",
+            "onnx-fp32": "minilm:onnx-fp32"}.get(variant)  # fmt: skip
+
+
+def stored_embedder(manifest: Any) -> str | None:
+    """The embedder a store was built with: the spec it records (written before a run's
+    first document, so a store whose first run was killed has it too), else the one its
+    runs agree on, else the built-in that makes its recorded model; ``None`` for a store
+    that records none. A recorded ``minilm:auto`` (stores of older versions) is read as
+    the variant its model names."""
+    model = manifest.get_meta("model") or ""
+    recorded = manifest.get_meta("embedder")
+    if not recorded:
+        specs = {config.get("embedder") for _, config, _ in manifest.runs().values()}
+        specs.discard("")
+        specs.discard(None)
+        recorded = specs.pop() if len(specs) == 1 else None
+    if recorded and str(recorded).strip() != AUTO:
+        return str(recorded)
+    if model.startswith("hashing-"):
+        return "hashing"
+    return spec_of_model(model) or (None if not model else "minilm")
+
+
+# /proc/cpuinfo flags of int8 dot-product units (x86 VNNI, AMX; Arm's "asimddp") and of
+# native bf16 matrix units.
+_INT8_UNITS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8", "asimddp"})
+_BF16_UNITS = frozenset({"amx_bf16", "avx512_bf16"})
+
+
+def _cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (x86 ``flags``, Arm ``Features``); none where unknown."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            flags = next((line for line in f if line.startswith("flags")), "")
+            line = next((ln for ln in f if ln.startswith(("flags", "Features"))), "")
     except OSError:
-        return False
-    return " amx_bf16" in flags or " avx512_bf16" in flags
+        return frozenset()
+    return frozenset(line.partition(":")[2].split())
 
 
 def _static(path: str) -> Embedder:

@@ -139,7 +139,7 @@ class FissureEmbeddings(Embeddings):
             (``minilm``, ``minilm:bf16``, ``static``, ``http:URL#MODEL`` …).
     """
 
-    def __init__(self, embedder: Embedder | str = "minilm") -> None:
+    def __init__(self, embedder: Embedder | str = "minilm:auto") -> None:
         self.embedder = load_embedder(embedder) if isinstance(embedder, str) else embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -167,7 +167,7 @@ class FissureEmbedding(BaseEmbedding):
 
     _embedder: Any = PrivateAttr()
 
-    def __init__(self, embedder: Embedder | str = "minilm", **kwargs: Any) -> None:
+    def __init__(self, embedder: Embedder | str = "minilm:auto", **kwargs: Any) -> None:
         model = load_embedder(embedder) if isinstance(embedder, str) else embedder
         super().__init__(model_name=model.model_id, **kwargs)
         self._embedder = model

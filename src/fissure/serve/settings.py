@@ -132,7 +132,7 @@ class ServiceSettings:
     workers: int | None = field(default_factory=_default_workers)
     engine: str = "local"
     address: str | None = None
-    embedder: str = "minilm"
+    embedder: str = "minilm:auto"
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     # The per-document limits default to fissure ingest's (one place says what they are).
     timeout: float = IngestSettings.timeout

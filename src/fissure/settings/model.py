@@ -80,7 +80,7 @@ class IngestSettings:
         progress: Progress bars on stderr (when it is a terminal).
     """
 
-    embedder: str = "minilm"
+    embedder: str = "minilm:auto"
     workers: int | None = None
     timeout: float = 120.0
     memory_mb: int = 4096

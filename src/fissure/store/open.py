@@ -85,6 +85,23 @@ def open_store(
     return LazyChroma(folder / "chroma"), Manifest(folder)
 
 
+def built_with(spec: str | Path, namespace: str = DEFAULT_NAMESPACE) -> str | None:
+    """The embedder spec the store ``spec`` names was built with
+    (:func:`fissure.embed.load.stored_embedder`); ``None`` where there is no store yet or
+    it records none."""
+    from fissure.embed.load import stored_embedder
+
+    try:
+        store, manifest = open_store(spec, namespace=namespace, create=False, read_only=True)
+    except ConfigError:
+        return None
+    try:
+        return stored_embedder(manifest)
+    finally:
+        manifest.close()
+        store.close()
+
+
 def cache_folder(spec: str | Path) -> Path:
     """Where the GitHub source keeps its ETag cache for the store ``spec`` names: in the
     store folder, or in ``.fissure/`` for a database store."""
