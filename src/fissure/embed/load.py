@@ -36,6 +36,11 @@ _ONNX: dict[str, Literal["fp32", "int8"]] = {
     "minilm:onnx-int8": "int8",
     "minilm:onnx-fp32": "fp32",
 }
+# MiniLM specs -> what their embedders append to MINILM_ID in ``model_id`` (MiniLM: the
+# torch precision, OnnxEmbedder: the ONNX one): how a store's model names its spec.
+_MODEL_SUFFIX = {"minilm": "", "minilm:fp32": "", "minilm:bf16": "@bf16",
+                 **{spec: f"@onnx-{precision}" for spec, precision in _ONNX.items()}}  # fmt: skip
+_ALIASES = ("minilm:fp32", "minilm:onnx")  # other names of minilm and minilm:onnx-int8
 
 
 def load_embedder(spec: str = AUTO) -> Embedder:
@@ -87,15 +92,15 @@ def lazy_embedder(spec: str = AUTO) -> Embedder:
         ConfigError: The spec is unknown or names a model that is not there.
     """
     spec = resolve(spec)
-    if spec not in ("minilm", "minilm:fp32", "minilm:bf16", *_ONNX):
+    if spec not in _MODEL_SUFFIX:
         return load_embedder(spec)
     from fissure.embed.lazy import LazyEmbedder, sentence_transformer_shape
     from fissure.embed.minilm import MINILM_ID
     from fissure.size.sizer import minilm_model_dir
 
-    suffix = f"@onnx-{_ONNX[spec]}" if spec in _ONNX else "@bf16" if spec.endswith("bf16") else ""
     dim, max_tokens = sentence_transformer_shape(minilm_model_dir())
-    return LazyEmbedder(lambda: load_embedder(spec), model_id=MINILM_ID + suffix, dim=dim,
+    return LazyEmbedder(lambda: load_embedder(spec), model_id=MINILM_ID + _MODEL_SUFFIX[spec],
+                        dim=dim,
                         max_tokens=max_tokens)  # fmt: skip
 
 
@@ -125,13 +130,8 @@ def spec_of_model(model_id: str) -> str | None:
     """The MiniLM spec that makes vectors of ``model_id`` (a store's recorded model)."""
     from fissure.embed.minilm import MINILM_ID
 
-    if model_id == MINILM_ID:
-        return "minilm"
-    variant = model_id.removeprefix(MINILM_ID + "@")
-    if variant == model_id:
-        return None
-    return {"bf16": "minilm:bf16", "onnx-int8": "minilm:onnx-int8",
-            "onnx-fp32": "minilm:onnx-fp32"}.get(variant)  # fmt: skip
+    named = (s for s, suffix in _MODEL_SUFFIX.items() if MINILM_ID + suffix == model_id)
+    return next((s for s in named if s not in _ALIASES), None)
 
 
 def stored_embedder(manifest: Any) -> str | None:
