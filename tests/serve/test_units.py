@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,37 @@ def test_a_store_of_another_embedder_width_stops_the_service(tmp_path: Path) -> 
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     assert "holds 256-wide vectors" in done.stderr and "use the same embedder" in done.stderr
+
+
+def test_the_default_serves_a_store_with_its_own_variant_and_another_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A store built with the exact fp32 MiniLM is served with it by default (minilm:auto
+    keeps a store's variant, as ingest does); naming another variant of the same width
+    stops the service with the reason instead of querying fp32 vectors with int8 ones."""
+    from fissure.embed.minilm import MINILM_ID
+
+    store = tmp_path / "store"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Bread\n\nKnead the dough, then bake it.\n")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "fissure", "ingest", str(tmp_path / "docs"), "--store", str(store),
+         "--embedder", "minilm", "--workers", "1", "--no-progress"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run(
+        [sys.executable, "-m", "fissure", "serve", "--store", str(store),
+         "--embedder", "minilm:onnx-int8", "--port", str(free_port())],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"was built with {MINILM_ID}" in done.stderr, done.stderr[-2000:]
+    assert "--embedder minilm," in done.stderr, done.stderr[-2000:]
+    with Server(store, ["--embedder=minilm:auto"]):
+        engine = json.loads((store / "engine.json").read_text("utf-8"))
+    assert engine["model"] == MINILM_ID
 
 
 def test_an_unreachable_database_is_one_clear_error() -> None:

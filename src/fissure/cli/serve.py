@@ -213,7 +213,7 @@ def serve(
             workers=parsers or (None if parse_engine == "ray" else default_workers()),
             engine=parse_engine,
             address=ray_address,
-            embedder=resolve_embedder(s.ingest.embedder),  # one variant for every worker and actor
+            embedder=_variant(s.ingest.embedder, folder if database is None else None),
             chunk=s.chunk,
             timeout=s.ingest.timeout,
             memory_mb=s.ingest.memory_mb or None,
@@ -225,6 +225,18 @@ def serve(
         run(settings)
     except (FissureError, OSError) as exc:
         fail(str(exc))
+
+
+def _variant(spec: str, folder: Path | None) -> str:
+    """The one embedder variant of every worker and actor: ``spec`` as this machine runs it
+    (:func:`~fissure.embed.load.resolve`), except that the default keeps the variant a
+    folder store was built with, as ``fissure ingest`` does (a store built with the exact
+    fp32 MiniLM is served with it, not queried with int8 vectors)."""
+    from fissure.embed.load import AUTO
+    from fissure.store.open import built_with
+
+    kept = built_with(folder) if spec == AUTO and folder is not None else None
+    return kept or resolve_embedder(spec)
 
 
 # ServiceSettings fields that come from the shared settings (settings_for), not from
