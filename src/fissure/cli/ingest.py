@@ -115,18 +115,14 @@ def ingest(
     order (fissure config show prints them).
     """
     from fissure.embed import lazy_embedder
-    from fissure.embed.load import AUTO, resolve
     from fissure.ingest import Options, default_workers, open_source
     from fissure.ingest import ingest as run
-    from fissure.store.open import built_with, cache_folder
+    from fissure.store.open import cache_folder, embedder_for
 
     s = settings_for(ctx)
     embedder, store = s.ingest.embedder, s.store.path
     try:
-        # The default keeps the variant a store was built with (a store made with the
-        # exact minilm before minilm:auto became the default stays exact); any other
-        # spec is this machine's variant of it, recorded as such.
-        embedder = (embedder == AUTO and built_with(store)) or resolve(embedder)
+        embedder = embedder_for(embedder, store)  # the default keeps the store's variant
         found = open_source(source, cache_dir=cache_folder(store), max_bytes=s.source.max_bytes,
                             follow_outside_links=s.source.follow_outside_links)  # fmt: skip
         model = lazy_embedder(embedder)  # the model loads only if a chunk needs a vector

@@ -42,7 +42,6 @@ from fissure.cli.options import (
     Tokenizer,
 )
 from fissure.cli.output import fail
-from fissure.embed.load import resolve as resolve_embedder
 from fissure.errors import SERVE_MODULES, FissureError, need
 from fissure.serve.settings import ServiceSettings
 
@@ -193,7 +192,7 @@ def serve(
     """
     from fissure.ingest import default_workers
     from fissure.serve.supervisor import serve as run
-    from fissure.store.open import is_database
+    from fissure.store.open import embedder_for, is_database
 
     given = dict(locals())
     need(SERVE_MODULES, "serve", purpose="fissure serve")
@@ -213,7 +212,8 @@ def serve(
             workers=parsers or (None if parse_engine == "ray" else default_workers()),
             engine=parse_engine,
             address=ray_address,
-            embedder=_variant(s.ingest.embedder, folder if database is None else None),
+            # One variant for every worker and actor; the default keeps a folder store's.
+            embedder=embedder_for(s.ingest.embedder, folder if database is None else None),
             chunk=s.chunk,
             timeout=s.ingest.timeout,
             memory_mb=s.ingest.memory_mb or None,
@@ -225,18 +225,6 @@ def serve(
         run(settings)
     except (FissureError, OSError) as exc:
         fail(str(exc))
-
-
-def _variant(spec: str, folder: Path | None) -> str:
-    """The one embedder variant of every worker and actor: ``spec`` as this machine runs it
-    (:func:`~fissure.embed.load.resolve`), except that the default keeps the variant a
-    folder store was built with, as ``fissure ingest`` does (a store built with the exact
-    fp32 MiniLM is served with it, not queried with int8 vectors)."""
-    from fissure.embed.load import AUTO
-    from fissure.store.open import built_with
-
-    kept = built_with(folder) if spec == AUTO and folder is not None else None
-    return kept or resolve_embedder(spec)
 
 
 # ServiceSettings fields that come from the shared settings (settings_for), not from

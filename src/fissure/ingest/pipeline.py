@@ -143,23 +143,43 @@ def ingest(
 
 
 def check_model(
-    manifest: ManifestProtocol, embedder: Embedder, folder: str | Path, spec: str = ""
+    manifest: ManifestProtocol,
+    embedder: Embedder,
+    folder: str | Path,
+    spec: str = "",
+    *,
+    same_model: bool = False,
 ) -> None:
     """Refuse an embedder of another width; record the model (and how the user named it,
     so that ``fissure query`` picks it even if this run dies before its run record). The
-    ingestion service's engine checks each namespace's store the same way.
+    ingestion service's engine checks each namespace's store the same way, with
+    ``same_model``: it embeds with one variant only, so it also refuses a store built with
+    another model of the same width (fp32 torch MiniLM against ONNX int8), whose vectors
+    would not match its queries; ingest re-embeds such a store instead.
 
     Raises:
-        ConfigError: The store holds vectors of another width.
+        ConfigError: The store holds vectors of another width (or, with ``same_model``,
+            of another model).
     """
     dim = manifest.get_meta("dim")
+    recorded = manifest.get_meta("model")
+    if same_model and dim == str(embedder.dim) and recorded and recorded != embedder.model_id:
+        from fissure.embed.load import spec_of_model
+
+        named = spec_of_model(recorded)
+        hint = f"start the service with --embedder {named}" if named else "use the same embedder"
+        raise ConfigError(
+            f"the store in {_display(folder)} was built with {recorded}, but this service "
+            f"embeds with {embedder.model_id}; queries would not match its vectors: {hint}, "
+            "or another --store"
+        )
     if dim is None:
         manifest.set_meta("dim", str(embedder.dim))
         manifest.set_meta("model", embedder.model_id)
     elif int(dim) != embedder.dim:
         raise ConfigError(
             f"the store in {_display(folder)} holds {dim}-wide vectors "
-            f"({manifest.get_meta('model')}) but {embedder.model_id} makes {embedder.dim}-wide "
+            f"({recorded}) but {embedder.model_id} makes {embedder.dim}-wide "
             "ones: use the same embedder or another --store"
         )
     else:

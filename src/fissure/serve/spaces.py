@@ -44,26 +44,6 @@ log = logging.getLogger("fissure.serve")
 REQUEST_WAIT = 2.0  # seconds a query, chunk read or delete waits for a namespace being opened
 
 
-def _check_variant(manifest: ManifestProtocol, embedder: Embedder, namespace: str) -> None:
-    """Refuse a store built with another model of the service's width (another variant of
-    MiniLM: fp32 torch against ONNX int8): its vectors and the service's would not match,
-    and the service embeds with one variant only. A width mismatch is
-    :func:`~fissure.ingest.pipeline.check_model`'s error."""
-    from fissure.embed.load import spec_of_model
-
-    recorded = manifest.get_meta("model")
-    if not recorded or recorded == embedder.model_id:
-        return
-    if manifest.get_meta("dim") != str(embedder.dim):
-        return
-    spec = spec_of_model(recorded)
-    hint = f"start the service with --embedder {spec}" if spec else "use the same embedder"
-    raise ConfigError(
-        f"namespace {namespace} was built with {recorded}, but this service embeds with "
-        f"{embedder.model_id}; queries would not match its vectors: {hint}, or another --store"
-    )
-
-
 def origin_of(namespace: str) -> str:
     """The manifest origin of a namespace."""
     return f"serve:{namespace}"
@@ -143,8 +123,7 @@ class Spaces:
         try:
             if isinstance(store, LazyChroma):
                 store.count()  # opens Chroma here, under the lock, not in a request's thread
-            _check_variant(manifest, self.embedder, namespace)
-            check_model(manifest, self.embedder, self.folder)
+            check_model(manifest, self.embedder, self.folder, same_model=True)
             reconcile(store, manifest)  # what a killed engine left half-written
         except BaseException:
             manifest.close()

@@ -102,6 +102,17 @@ def built_with(spec: str | Path, namespace: str = DEFAULT_NAMESPACE) -> str | No
         store.close()
 
 
+def embedder_for(spec: str, store: str | Path | None) -> str:
+    """The embedder variant a run on ``store`` uses: ``spec`` as this machine runs it
+    (:func:`fissure.embed.load.resolve`), except that the default (``minilm:auto``) keeps
+    the variant the store was built with (:func:`built_with`; a store made with the exact
+    fp32 MiniLM stays exact). ``store`` ``None``: nothing to keep."""
+    from fissure.embed.load import AUTO, resolve
+
+    kept = built_with(store) if spec == AUTO and store is not None else None
+    return kept or resolve(spec)
+
+
 def cache_folder(spec: str | Path) -> Path:
     """Where the GitHub source keeps its ETag cache for the store ``spec`` names: in the
     store folder, or in ``.fissure/`` for a database store."""
