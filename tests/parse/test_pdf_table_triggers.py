@@ -3,7 +3,9 @@ structure: dot leaders, nil cells, a column of years, a title row padded with em
 cells, a first row of figures, a header over two rows; a table that is not found keeps
 each row's label with its values; no row becomes a heading.
 
-Each PDF is built here (``tests/pdfgen.py``) with the one structure under test.
+A header printed cell by cell, column numbers under a heading, and figures with a scale
+word came from the ICDAR reports of ``bench.pdf_external``. Each PDF is built here
+(``tests/pdfgen.py``) with the one structure under test.
 """
 
 from __future__ import annotations
@@ -590,3 +592,81 @@ def test_ruled_tables_side_by_side_are_each_read() -> None:
         ["Topic A | Enquiries", "Country 0 | 300"],
         ["Topic B | Enquiries", "Nation 0 | 200"],
     ]
+
+
+def loose_header_table(caption_step: float) -> bytes:
+    """A table whose header is drawn cell by cell after its rows (pdfium reads each cell
+    as a line of its own, in no aligned run), under a caption of three lines; the header
+    starts ``caption_step`` points under the caption's last line."""
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Spending")
+    top = 640.0
+    for k, line in enumerate(["Table 18. Spending per pupil in fall enrollment: School years",
+                              "through 2021-22", "[In thousands]"]):  # fmt: skip
+        page.text(LEFT, top - 11 * k, line, size=10)
+    head = top - 22 - caption_step
+    xs = [LEFT, 190, 290, 390]
+    for k in range(30):
+        cells = [f"{1990 + k}-{91 + k:02d}", f"{45000 + 37 * k:,}", f"{375 + k}.5",
+                 f"{8200 + 41 * k:,}"]  # fmt: skip
+        for x, cell in zip(xs, cells, strict=True):
+            page.text(x, head - 27 - 12 * k, cell, size=10)
+    page.text(LEFT, head - 12, "School year", size=10)
+    cells = [("Fall enrollment", "(in thousands)"), ("Total", "(in billions)"),
+             ("Per pupil", "in fall enrollment")]  # fmt: skip
+    for x, (upper, lower) in zip(xs[1:], cells, strict=True):
+        page.text(x, head, upper, size=10)
+        page.text(x, head - 12, lower, size=10)
+    return doc.to_bytes()
+
+
+@pytest.mark.parametrize("caption_step", [17.0, 40.0])
+def test_a_header_read_cell_by_cell_is_the_header_not_paragraphs(caption_step: float) -> None:
+    """Each header cell on lines of its own, out of reading order ("Fall enrollment" /
+    "(in thousands)"): taken into the table's header rows, joined column by column in
+    the context of later chunks, and the
+    caption's lines set close under it (the rest of its title, a unit line) stay in the
+    title, whether the header starts just under them or farther down."""
+    doc = pdf.parse(loose_header_table(caption_step), source="loose-header.pdf")
+    (table,) = tables(doc)
+    header = ("School year | Fall enrollment (in thousands) | Total (in billions) | "
+              "Per pupil in fall enrollment")  # fmt: skip
+    assert rows_of(doc, table)[:3] == [
+        " | Fall enrollment | Total | Per pupil",
+        "School year | (in thousands) | (in billions) | in fall enrollment",
+        "1990-91 | 45,000 | 375.5 | 8,200",
+    ]
+    assert table.title is not None and table.title.endswith("through 2021-22 [In thousands]")
+    assert "Fall enrollment\n" not in doc.text and "\n(in billions)" not in doc.text
+    chunks = Chunker(max_tokens=60, tokenizer="words").chunk_document(doc)
+    later = [c for c in chunks if c.start > doc.text.index("2005-")]
+    assert later and all(c.context.endswith(header) for c in later)
+
+
+def test_column_numbers_under_a_heading_are_the_header() -> None:
+    """A row that counts 1, 2, 3 … under "Lead time (years)" names the columns: it is the
+    header (not a first row of figures), carried with the title into later chunks."""
+    rows = [["", "", "Lead time (years)", "", ""], ["Statistic", "1", "2", "3", "4"]]
+    rows += [[f"Series {k}", f"{k % 9}.{k % 7}", f"{k % 8}.3", f"{k % 5}.9", f"{k % 6}.1"]
+             for k in range(40)]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 200, 260, 320, 380]), source="lead-time.pdf")
+    (table,) = tables(doc)
+    assert table.metadata.get("header_rows") != 0
+    assert rows_of(doc, table)[0] == "Statistic | 1 | 2 | 3 | 4"
+    chunks = Chunker(max_tokens=40, tokenizer="words").chunk_document(doc)
+    later = [c for c in chunks if c.start > doc.text.index("Series 20")]
+    assert later and all(c.context.endswith("Statistic | 1 | 2 | 3 | 4") for c in later)
+    assert all("Lead time (years)" in c.context for c in later)
+
+
+def test_a_figure_with_a_scale_word_is_a_figure_not_a_header() -> None:
+    """A figure with a scale word ("100 million") in the first row of figures: the row is
+    the body's, not a third header row."""
+    rows = [["", "to air", "to water"], ["", "kg/year", "kg/year"],
+            ["Carbon dioxide (CO2)", "100 million", "-"], ["Methane (CH4)", "100 000", "-"],
+            ["Nitrous oxide (N2O)", "10 000", "-"], ["Ammonia (NH3)", "10 000", "50"]]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 250, 350]), source="thresholds.pdf")
+    (table,) = tables(doc)
+    header = [r.metadata.get("header", False) for r in table.children if r.kind == "row"]
+    assert header[:3] == [True, True, False]

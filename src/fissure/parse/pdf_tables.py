@@ -14,13 +14,16 @@ table of contents (leaders running to page numbers and nothing else), a list set
 stops or a numbered code listing (a column of years is none).
 
 Each table's rows become lines of cells joined by `` | ``. In a table of figures the
-header is every row above the first row of figures, joined into one row (none when the
-first row holds figures); in other tables it is the first row (two when the first has
-merged cells). A first row with one filled cell over three columns or more is the
-table's title, after a caption line ("Table 3: …", with the lines under it) just above
-the table or, where pdfium set it after the table, just below it. A line inside a table's
-box whose words the table has not read stays text: no word is lost. The thresholds are
-the constants below.
+header is every row above the first row of figures (none when the first row holds
+figures; a row that counts 1, 2, 3 … names columns, it holds none), kept as printed
+and joined column by column in the context of the chunks that continue the table,
+with the header lines pdfium read apart from the aligned rows (a header printed cell by
+cell); in other tables it is the first row (two when the first has merged cells). A
+first row with one filled cell over three columns or more is the table's title, after a
+caption line ("Table 3: …", with the lines under it) just above the table or, where
+pdfium set it after the table, just below it. A line inside a table's box whose words
+the table has not read stays text: no word is lost. The thresholds are the constants
+below.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ _NIL = re.compile(r"(?:\.{1,3}|…|-|–|—|x|n/?a|\*)", re.IGNORECASE)  # a ce
 _PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlcdm]{1,6}", re.IGNORECASE)
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
 _NUMBER = re.compile(r"[-+−(]?[$€£¥]?\s?\d[\d,.\s]*%?\)?")
+_SCALED = re.compile(r"[$€£¥]?\d[\d,.]*\s?(?:thousand|million|billion|trillion|mn|bn)", re.I)
 _MAX_HEADER_ROWS = 12  # printed lines a header may take, its words stacked over narrow columns
 _CAPTION_LINES = 5  # printed lines a caption above a table may take, units line included
 _WORDS = re.compile(r"[^\W_]+")  # letters and digits: what a line must not lose
@@ -49,6 +53,10 @@ _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–
 __all__ = ["Table", "place", "split_at_grids", "tables_on"]
 
 _SNAP = 3.0  # points: edges this close meet (pdfplumber's own snap tolerance)
+_HEAD_GAP = 1.0  # font sizes: a header line above a table is this close over the next
+_PROSE_WIDTH = 0.5  # of a table's width: a line above it this wide is prose, not header
+_HEAD_WORDS = 8  # words: a phrase above a table this long is prose, not a header cell
+_CAPTION_GAP = 0.45  # font sizes: a line this close under a caption goes on with it
 _ALIGN = 2.0  # points: word starts this close are one column edge
 
 
@@ -79,10 +87,12 @@ def tables_on(
         table = _table(t.bbox, _texts(t, lines))
         if table is not None and not _partial(table, _inside(lines, table)):
             found.append(table)
-    for region in _drawn_apart(regions):
+    apart = _drawn_apart(regions)
+    claimed = {id(ln) for region in apart for ln in region}
+    for region in apart:
         if any(_across(ln, t) for t in found for ln in region):
             continue  # rows of a ruled table already found
-        table = _aligned(region)
+        table = _aligned(region, _loose_head(region, lines, claimed))
         if table is not None and not _list_like(table) and not _contents(table):
             found.append(_without_leaders(table))
     return found
@@ -155,32 +165,107 @@ def _partial(table: Table, inside: list[Line]) -> bool:
     return any(_sticks_out(ln, table) for ln in inside)
 
 
-def _aligned(lines: list[Line]) -> Table | None:
+def _aligned(lines: list[Line], loose: list[Line]) -> Table | None:
     """The table a run of aligned lines makes: a row per line, cut into cells at the
-    middles of the channels that run down its body (:func:`_body`), so that a header cell
-    spanning columns ("Race/ethnicity" over "White", "Black" …) closes no channel. Each
+    middles of the channels that run down its body (from :func:`_first_figures` on), so
+    that a header cell spanning columns ("Race/ethnicity" over "White" …) closes none. Each
     phrase of a line (words closer than a channel is wide) goes whole into the column of
-    its middle; in the body a channel always parts two phrases."""
-    edges = sorted(column_edges(_body(lines)))
-    rows: list[list[Any]] = []
-    for line in lines:
-        cells: list[list[str]] = [[] for _ in range(len(edges) + 1)]
-        for x0, x1, words in phrases(line):
-            cells[bisect_left(edges, (x0 + x1) / 2)] += words
-        rows.append([" ".join(c) for c in cells])
-    box = (min(ln.x0 for ln in lines), min(ln.top for ln in lines),
-           max(ln.x1 for ln in lines), max(ln.bottom for ln in lines))  # fmt: skip
+    its middle; in the body a channel always parts two phrases. The header is the run's
+    lines above the body with ``loose`` (:func:`_loose_head`), a row per printed line
+    (pieces of one line that pdfium read apart make one row)."""
+    first = _first_figures(lines)
+    body = lines[first:] if first is not None else lines
+    edges = sorted(column_edges(body))
+    head = _printed_rows([*lines[: first or 0], *loose])
+    rows: list[list[Any]] = [_cells(row, edges) for row in head]
+    rows += [_cells([line], edges) for line in body]
+    every = [*lines, *loose]
+    box = (min(ln.x0 for ln in every), min(ln.top for ln in every),
+           max(ln.x1 for ln in every), max(ln.bottom for ln in every))  # fmt: skip
     return _table(box, _wrapped_labels(rows))
 
 
-def _body(lines: list[Line]) -> list[Line]:
-    """The lines from the first that holds a figure after its first word (header lines
-    above it left out), when there are at least :data:`MIN_ROWS` of them; else all."""
+def _cells(printed: list[Line], edges: list[float]) -> list[str]:
+    """One row's cells: each phrase of ``printed`` (one printed line, perhaps in pieces)
+    in the column of its middle."""
+    cells: list[list[str]] = [[] for _ in range(len(edges) + 1)]
+    for line in printed:
+        for x0, x1, words in phrases(line):
+            cells[bisect_left(edges, (x0 + x1) / 2)] += words
+    return [" ".join(c) for c in cells]
+
+
+def _printed_rows(lines: list[Line]) -> list[list[Line]]:
+    """Lines grouped by baseline (middles within :data:`_SAME_BASELINE`), top to bottom:
+    pdfium may read a header row's cells as separate lines."""
+    rows: list[list[Line]] = []
+    for base, line in _baselines(lines):
+        if base == len(rows):
+            rows.append([])
+        rows[base].append(line)
+    return rows
+
+
+def _loose_head(region: list[Line], lines: Sequence[Line], claimed: set[int]) -> list[Line]:
+    """Header lines of a region's table that the aligned run left out: lines of text in no
+    region, starting within the table's width (a last column's header may run on past
+    its figures), above its first row of figures: between the run's lines, or above them
+    while each is close over the next (a gap under :data:`_HEAD_GAP` font sizes), up to
+    a caption (its lines set close under it stay its own, :func:`_without_caption_tail`)
+    or a line of prose (wider than :data:`_PROSE_WIDTH` of the table, or a phrase of more
+    than :data:`_HEAD_WORDS` words).
+    pdfium reads a header printed cell by cell ("Fall enrollment" / "(in thousands)"
+    over each column) as short lines that make no aligned run, and without them the
+    header would name none of its columns."""
+    first = _first_figures(region)
+    if first is None:
+        return []
+    x0, x1 = min(ln.x0 for ln in region), max(ln.x1 for ln in region)
+    body_top, reach = region[first].top, region[0].top
+    loose = [ln for ln in lines if ln.role == "text" and id(ln) not in claimed
+             and (ln.top + ln.bottom) / 2 < body_top and ln.x0 >= x0 - _SNAP
+             and ln.x0 < x1]  # fmt: skip
+    out = []
+    for line in sorted(loose, key=lambda ln: -ln.bottom):
+        if line.top >= reach:  # among the run's own header lines
+            out.append(line)
+            continue
+        if caption_title(line.text) is not None:
+            return _without_caption_tail(out, line, region[0].top)
+        if reach - line.bottom > _HEAD_GAP * line.size:
+            break
+        wide = line.x1 - line.x0 > _PROSE_WIDTH * (x1 - x0)
+        if wide or any(len(words) > _HEAD_WORDS for _, _, words in phrases(line)):
+            break  # prose, or the rest of a caption
+        out.append(line)
+        reach = min(reach, line.top)
+    return out
+
+
+def _without_caption_tail(head: list[Line], caption: Line, top: float) -> list[Line]:
+    """``head`` without the lines above ``top`` that go on from the caption: each set
+    close under the one before (a gap of at most :data:`_CAPTION_GAP` font sizes, as the
+    lines of one paragraph are), the rest of its title or a unit line ("[In thousands]");
+    the column headers start after a wider gap."""
+    tail, bottom = set(), caption.bottom
+    for line in sorted((ln for ln in head if ln.top < top), key=lambda ln: ln.top):
+        if line.top - bottom > _CAPTION_GAP * line.size:
+            break
+        tail.add(id(line))
+        bottom = max(bottom, line.bottom)
+    return [ln for ln in head if id(ln) not in tail]
+
+
+def _first_figures(lines: list[Line]) -> int | None:
+    """The first line that holds a figure after its first word (column numbers are no
+    figures, see :func:`_counting`), when at least
+    :data:`MIN_ROWS` lines start there; else ``None``."""
     for k, line in enumerate(lines):
         rest = [w.text for w in line.words[1:]]
-        if any(_NUMBER.fullmatch(t) and not _YEAR.fullmatch(t) for t in rest):
-            return lines[k:] if len(lines) - k >= MIN_ROWS else lines
-    return lines
+        numbers = [t for t in rest if _NUMBER.fullmatch(t) and not _YEAR.fullmatch(t)]
+        if numbers and not _counting(numbers):  # column numbers 1, 2, 3 … are a header's
+            return k if len(lines) - k >= MIN_ROWS else None
+    return None
 
 
 def _wrapped_labels(rows: list[list[str]]) -> list[list[str]]:
@@ -337,10 +422,22 @@ def _header(kept: list[tuple[list[str], bool]]) -> int:
 
 
 def _figures(row: list[str]) -> bool:
-    """Whether a row holds figures in its value columns (years alone are headings)."""
+    """Whether a row holds figures in its value columns (years alone are headings, and so
+    are the column numbers 1, 2, 3 … under a heading such as "Lead time (years)")."""
     values = [c for c in row[1:] if c]
-    numbers = [c for c in values if _NUMBER.fullmatch(c)]
-    return bool(numbers) and not all(_YEAR.fullmatch(c) for c in numbers)
+    numbers = [c for c in values if _NUMBER.fullmatch(c) or _SCALED.fullmatch(c)]
+    if not numbers or all(_YEAR.fullmatch(c) for c in numbers):
+        return False
+    return not _counting(numbers)
+
+
+def _counting(numbers: list[str]) -> bool:
+    """Whether the figures count 1, 2, 3 … (three at least): column numbers, perhaps after
+    named columns ("PK", "K", 1, 2 …)."""
+    if len(numbers) < 3 or not all(v.isdigit() for v in numbers):
+        return False
+    start = int(numbers[0])
+    return [int(v) for v in numbers] == list(range(start, start + len(numbers)))
 
 
 def _sub_rows(row: list[Any]) -> list[list[str]]:
