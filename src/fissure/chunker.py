@@ -232,7 +232,7 @@ class Chunker:
             return None
         tables = None
         if self.settings.strategy in ("structural", "hybrid") and has_tables(document.blocks):
-            tables = TableHeads(document.text)
+            tables = TableHeads(document.text, document.blocks)
         return _Placer(document.text, document.blocks, _name(document.source), tables)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
@@ -384,7 +384,9 @@ class _Placer:
     its chunks). Chunks in the same block share one breadcrumb.
 
     With ``tables``, a chunk that starts inside a table after its header row gets the
-    breadcrumb and that row as its context, which must then be embedded (``pinned``).
+    breadcrumb and that row as its context, which must then be embedded (``pinned``); so
+    does a chunk that holds a table's header stacked over several printed lines (the
+    header joined column by column, which its lines do not spell), where it fits.
     """
 
     def __init__(
@@ -417,7 +419,7 @@ class _Placer:
             meta.update(carried)
         if self.tables is None:
             return headings, entity, page, cell, context, False
-        header = self._header(trail, start)
+        header = self._header(trail, start, end)
         if header:
             context = f"{context}\n{header}" if context else header
         return headings, entity, page, cell, context, header is not None
@@ -440,13 +442,13 @@ class _Placer:
                    for k, v in own.items() if k in _BLOCK_KEYS} if own else _NONE  # fmt: skip
         return headings, entity, context, page, cell, carried
 
-    def _header(self, trail: list[Block], start: int) -> str | None:
+    def _header(self, trail: list[Block], start: int, end: int) -> str | None:
         if self.tables is None:
             return None
         for block in reversed(trail):
             if block.kind == "table":
                 return self.tables.line_for(block, start)
-        return None
+        return self.tables.stacked_inside(start, end)
 
 
 def _short(value: Any, limit: int) -> Any:

@@ -670,3 +670,40 @@ def test_a_figure_with_a_scale_word_is_a_figure_not_a_header() -> None:
     (table,) = tables(doc)
     header = [r.metadata.get("header", False) for r in table.children if r.kind == "row"]
     assert header[:3] == [True, True, False]
+
+
+def test_a_caption_read_as_the_first_row_is_the_title() -> None:
+    """A caption set over the columns ("Table A.3: Overall interview | and | …", as a
+    typewritten report spaces it), with a line of its own under it: the table's title,
+    not its header, so the header is the row that names the columns."""
+    rows = [["Table A.3: Overall", "interview", "and", "response"],
+            ["NHANES III, 1988-94", "", "", ""], ["Status", "Sample", "Percent", "Weighted"],
+            ["", "size", "", "percent"]]  # fmt: skip
+    rows += [[f"Group {k}", str(3900 + 17 * k), f"{k}.4", f"{k}.8"] for k in range(30)]
+    doc = pdf.parse(single(rows, [LEFT, 200, 300, 400]), source="caption-row.pdf")
+    (table,) = tables(doc)
+    assert table.title == "Table A.3: Overall interview and response NHANES III, 1988-94"
+    assert rows_of(doc, table)[:2] == [
+        "Status | Sample | Percent | Weighted",
+        " | size |  | percent",
+    ]
+    chunks = Chunker(max_tokens=40, tokenizer="words").chunk_document(doc)
+    later = [c for c in chunks if c.start > doc.text.index("Group 20")]
+    assert later and all(c.context.endswith("Status | Sample size | Percent | Weighted percent")
+                         for c in later)  # fmt: skip
+
+
+def test_a_chunk_that_starts_before_a_stacked_header_carries_it_joined() -> None:
+    """A chunk that holds a paragraph and then a table whose header is stacked over two
+    printed lines carries the header joined column by column, counted in its budget:
+    its own lines spell "to air" and "kg/year" apart."""
+    rows = [["", "to air", "to water"], ["", "kg/year", "kg/year"],
+            ["Methane (CH4)", "100 000", "-"], ["Nitrous oxide (N2O)", "10 000", "-"],
+            ["Ammonia (NH3)", "10 000", "50"]]  # fmt: skip
+    doc = pdf.parse(single(rows, [LEFT, 250, 350]), source="thresholds.pdf")
+    chunks = Chunker(max_tokens=200, tokenizer="words").chunk_document(doc)
+    (chunk,) = [c for c in chunks if "Methane" in c.text]
+    table = tables(doc)[0]
+    assert chunk.start < table.start
+    assert chunk.context.endswith("| to air kg/year | to water kg/year")
+    assert "context_tokens" in chunk.metadata

@@ -389,10 +389,7 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
         kept = [([r[k] if k < len(r) else "" for k in used], s) for r, s in kept]
     if len(kept) < 2 or len(used) < 2:
         return None
-    title = None
-    if len(kept) > 3 and len(kept[0][0]) >= 3 and sum(1 for c in kept[0][0] if c) == 1:
-        title = next(c for c in kept[0][0] if c)  # a title row, padded with empty cells
-        kept = kept[1:]
+    title, kept = _title_rows(kept)
     cells = [c for r, _ in kept for c in r]
     if sum(1 for c in cells if c) < 0.5 * len(cells) or _numbered_lines(kept):
         return None
@@ -401,6 +398,25 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
     x0, top, x1, bottom = bbox
     stacked = header > 1 and any(_figures(r) for r in rows)
     return Table(x0, top, x1, bottom, rows, header, title, stacked)
+
+
+def _title_rows(
+    kept: list[tuple[list[str], bool]],
+) -> tuple[str | None, list[tuple[list[str], bool]]]:
+    """The table's title and the rows after it: a first row with one filled cell over
+    three columns or more (padded with empty cells), or a caption ("Table A.3: …") that
+    the finder took in as a row, cut into cells, with the rows of one cell under it (the
+    rest of its lines)."""
+    filled = [c for c in kept[0][0] if c] if kept else []
+    if len(kept) > 3 and len(kept[0][0]) >= 3 and len(filled) == 1:
+        return filled[0], kept[1:]
+    if len(kept) > 3 and caption_title(" ".join(filled)) is not None:
+        lines, k = [" ".join(filled)], 1
+        while k < len(kept) - 2 and sum(1 for c in kept[k][0] if c) == 1:
+            lines.append(next(c for c in kept[k][0] if c))
+            k += 1
+        return " ".join(lines), kept[k:]
+    return None, kept
 
 
 def _header(kept: list[tuple[list[str], bool]]) -> int:

@@ -8,13 +8,16 @@ first row already holds figures). A table that does not fit is packed row by row
 any block; a chunk that starts after the header then gets the header line in its
 ``context`` (after the breadcrumb, which holds the table's title or caption), counted
 inside the budget and embedded with the chunk, so that ``| Q3 | 4.2 | 3.9 |`` still says
-what its columns are.
+what its columns are. A header stacked over several printed lines (a PDF table says
+``header_stacked``) is carried joined column by column, by the chunks that hold it too,
+where it fits: their lines do not spell ``to air kg/year``.
 Where to cut stays the parser's business; this module only says what a table chunk must
 leave room for.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from fissure.types import Block
@@ -60,11 +63,31 @@ class TableHeads:
 
     Args:
         text: The document text the blocks index into.
+        blocks: Its Block tree, for :meth:`stacked_inside`.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, blocks: Sequence[Block] = ()) -> None:
         self.text = text
         self._found: dict[int, tuple[int, str, bool] | None] = {}
+        stacked = []
+        stack = list(blocks)
+        while stack:
+            block = stack.pop()
+            if block.kind == "table" and block.metadata.get("header_stacked"):
+                stacked.append((block.start, id(block), block))
+            stack.extend(block.children)
+        stacked.sort(key=lambda t: t[:2])
+        self._stacked = [t[2] for t in stacked]
+        self._stacked_starts = [t[0] for t in stacked]
+
+    def stacked_inside(self, start: int, end: int) -> str | None:
+        """The joined header of the first table with a stacked header that starts inside
+        ``start``-``end`` (a chunk that holds the table's start but starts before it)."""
+        k = bisect_left(self._stacked_starts, start)
+        if k == len(self._stacked) or self._stacked_starts[k] >= end:
+            return None
+        table = self._stacked[k]
+        return self.line_for(table, table.start)
 
     def line_for(self, table: Block, start: int) -> str | None:
         """The header line to carry in front of a chunk starting at ``start`` inside
