@@ -224,7 +224,7 @@ def _typewritten(pages: list[list[Line]]) -> bool:
     if len(lines) < _TYPEWRITTEN_LINES or sum(ln.mono for ln in lines) < _TYPEWRITTEN * len(lines):
         return False
     for line in lines:
-        line.mono = False
+        line.typed, line.mono = line.mono, False
     return True
 
 

@@ -98,6 +98,7 @@ class Line:
     opens: list[tuple[int, str]] = field(default_factory=list)  # sections starting here
     table: Any = None  # for the line where a table is written: the table
     row: bool = False  # one of a run of lines with aligned cells (a table's row, found or not)
+    typed: bool = False  # monospaced in a typewritten document (mono is then False)
     # The line's box (top-down; ``top`` is higher on the page), from its words, once.
     x0: float = field(init=False)
     x1: float = field(init=False)
@@ -355,4 +356,4 @@ def _chars(lines: list[Line], x: float, left: bool) -> float:
 def _part(line: Line, words: list[Word]) -> Line:
     """One side of a text line split at the gutter (tables and rows are never split)."""
     return Line(words, line.page, line.size, line.bold, line.mono, line.starts, line.ocr,
-                line.role, row=line.row)  # fmt: skip
+                line.role, row=line.row, typed=line.typed)  # fmt: skip

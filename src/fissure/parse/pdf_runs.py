@@ -14,7 +14,7 @@ import re
 from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
 
-__all__ = ["CHANNEL", "MIN_ROWS", "aligned_runs", "column_edges", "inked", "phrases", "white"]
+__all__ = ["MIN_ROWS", "aligned_runs", "channel", "column_edges", "inked", "phrases", "white"]
 
 # After a sentence, a justified line's space may be as wide as a narrow channel.
 _SENTENCE = re.compile(r"[.!?:;,]$")
@@ -22,7 +22,12 @@ _LEADER_END = re.compile(r"(?:\.{4,}|(?:\. ?){4,}|…{2,})$")
 _MAX_HEADER_ROWS = 6  # printed lines a header may take
 _FAR = 1e6  # the margins' outer edge, for white space before a line's first word
 MIN_ROWS = 3
-CHANNEL = 0.6  # of the font size: a gap this wide is wider than any space, even justified
+# Of the font size: wider than a word space (0.25-0.33); a justified line's wider spaces do
+# not line up three lines deep. Figures set tight ("2,799,250 2,815,544", 5 points apart at
+# 8.5 points) part at 0.45 and not at 0.6 (ICDAR us-018, us-025; bench.pdf_tables). A
+# typewritten line's space is as wide as a letter (0.6): there a channel is wider than that.
+CHANNEL = 0.45
+TYPED_CHANNEL = 0.6
 LONG_CELL = 30  # characters
 
 
@@ -50,7 +55,7 @@ def aligned_runs(lines: list[Line]) -> list[tuple[int, int]]:
     while i < len(lines):
         j, free, shape = i, frees[i], row_like(i)
         while inner(free) and j + 1 < len(lines) and lines[j + 1].page == lines[i].page:
-            nxt = overlap(free, frees[j + 1], lines[i].size)
+            nxt = overlap(free, frees[j + 1], channel(lines[i]))
             if not inner(nxt) or _shape(lines[j + 1], row_like(j + 1), free) not in (None, shape):
                 break  # a table's rows end where two columns of prose go on, and so on
             free, j = nxt, j + 1
@@ -113,7 +118,7 @@ def white(line: Line) -> list[tuple[float, float]]:
     has a gap from the label to the number."""
     if line.role != "text" or line.mono or not line.words:
         return []
-    wide = CHANNEL * line.size
+    wide = channel(line)
     spans = inked(line)
     return [
         (-_FAR, spans[0][0]),
@@ -156,7 +161,7 @@ def _row_like(line: Line) -> bool:
     spans = inked(line)
     pieces, current = [], spans[0][2] if spans else ""
     for (_, a1, _), (b0, _, text) in zip(spans, spans[1:], strict=False):
-        if b0 - a1 >= CHANNEL * line.size:
+        if b0 - a1 >= channel(line):
             pieces.append(current)
             current = text
         else:
@@ -165,15 +170,21 @@ def _row_like(line: Line) -> bool:
     return sum(len(p) < LONG_CELL for p in pieces) * 2 > len(pieces)
 
 
+def channel(line: Line) -> float:
+    """How wide (points) a gap in ``line`` must be to part cells: :data:`CHANNEL` font
+    sizes, :data:`TYPED_CHANNEL` on a typewritten line."""
+    return (TYPED_CHANNEL if line.typed else CHANNEL) * line.size
+
+
 def overlap(
-    a: list[tuple[float, float]], b: list[tuple[float, float]], size: float
+    a: list[tuple[float, float]], b: list[tuple[float, float]], wide: float
 ) -> list[tuple[float, float]]:
-    """The parts of ``a``'s gaps that are gaps in ``b`` too, still wide enough."""
+    """The parts of ``a``'s gaps that are gaps in ``b`` too, still ``wide`` points wide."""
     out = []
     for x0, x1 in a:
         for y0, y1 in b:
             lo, hi = max(x0, y0), min(x1, y1)
-            if hi - lo >= CHANNEL * size:
+            if hi - lo >= wide:
                 out.append((lo, hi))
     return out
 
@@ -209,7 +220,7 @@ def phrases(line: Line) -> list[tuple[float, float, list[str]]]:
                 out[-1][2].append(text)
                 continue
             x1 = w.x0 + leaders.start() / len(w.text) * (w.x1 - w.x0)
-        if out and w.x0 - out[-1][1] < CHANNEL * line.size:
+        if out and w.x0 - out[-1][1] < channel(line):
             out[-1] = (out[-1][0], max(out[-1][1], x1), [*out[-1][2], text])
         else:
             out.append((w.x0, x1, [text]))
@@ -220,5 +231,5 @@ def column_edges(lines: list[Line]) -> list[float]:
     """The middles of the white channels that run down ``lines``."""
     free = white(lines[0])
     for line in lines[1:]:
-        free = overlap(free, white(line), lines[0].size)
+        free = overlap(free, white(line), channel(lines[0]))
     return [(a + b) / 2 for a, b in inner(free)]
