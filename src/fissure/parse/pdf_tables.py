@@ -92,7 +92,7 @@ def tables_on(
     for region in apart:
         if any(_across(ln, t) for t in found for ln in region):
             continue  # rows of a ruled table already found
-        table = _aligned(region, _loose_head(region, lines, claimed))
+        table = _aligned(region, lines, claimed)
         if table is not None and not _list_like(table) and not _contents(table):
             found.append(_without_leaders(table))
     return found
@@ -165,15 +165,17 @@ def _partial(table: Table, inside: list[Line]) -> bool:
     return any(_sticks_out(ln, table) for ln in inside)
 
 
-def _aligned(lines: list[Line], loose: list[Line]) -> Table | None:
+def _aligned(lines: list[Line], page: Sequence[Line], claimed: set[int]) -> Table | None:
     """The table a run of aligned lines makes: a row per line, cut into cells at the
     middles of the channels that run down its body (from :func:`_first_figures` on), so
     that a header cell spanning columns ("Race/ethnicity" over "White" …) closes none. Each
     phrase of a line (words closer than a channel is wide) goes whole into the column of
     its middle; in the body a channel always parts two phrases. The header is the run's
-    lines above the body with ``loose`` (:func:`_loose_head`), a row per printed line
-    (pieces of one line that pdfium read apart make one row)."""
+    lines above the body with the page's lines it left out (:func:`_loose_head`; the
+    lines of every run are ``claimed``), a row per printed line (pieces of one line that
+    pdfium read apart make one row)."""
     first = _first_figures(lines)
+    loose = [] if first is None else _loose_head(lines, first, page, claimed)
     body = lines[first:] if first is not None else lines
     edges = sorted(column_edges(body))
     head = _printed_rows([*lines[: first or 0], *loose])
@@ -196,8 +198,8 @@ def _cells(printed: list[Line], edges: list[float]) -> list[str]:
 
 
 def _printed_rows(lines: list[Line]) -> list[list[Line]]:
-    """Lines grouped by baseline (middles within :data:`_SAME_BASELINE`), top to bottom:
-    pdfium may read a header row's cells as separate lines."""
+    """Lines grouped by baseline (:func:`_baselines`), top to bottom: pdfium may read a
+    header row's cells as separate lines."""
     rows: list[list[Line]] = []
     for base, line in _baselines(lines):
         if base == len(rows):
@@ -206,7 +208,9 @@ def _printed_rows(lines: list[Line]) -> list[list[Line]]:
     return rows
 
 
-def _loose_head(region: list[Line], lines: Sequence[Line], claimed: set[int]) -> list[Line]:
+def _loose_head(
+    region: list[Line], first: int, lines: Sequence[Line], claimed: set[int]
+) -> list[Line]:
     """Header lines of a region's table that the aligned run left out: lines of text in no
     region, starting within the table's width (a last column's header may run on past
     its figures), above its first row of figures: between the run's lines, or above them
@@ -216,10 +220,7 @@ def _loose_head(region: list[Line], lines: Sequence[Line], claimed: set[int]) ->
     than :data:`_HEAD_WORDS` words).
     pdfium reads a header printed cell by cell ("Fall enrollment" / "(in thousands)"
     over each column) as short lines that make no aligned run, and without them the
-    header would name none of its columns."""
-    first = _first_figures(region)
-    if first is None:
-        return []
+    header would name none of its columns. ``first``: the region's first row of figures."""
     x0, x1 = min(ln.x0 for ln in region), max(ln.x1 for ln in region)
     body_top, reach = region[first].top, region[0].top
     loose = [ln for ln in lines if ln.role == "text" and id(ln) not in claimed
@@ -258,8 +259,8 @@ def _without_caption_tail(head: list[Line], caption: Line, top: float) -> list[L
 
 def _first_figures(lines: list[Line]) -> int | None:
     """The first line that holds a figure after its first word (column numbers are no
-    figures, see :func:`_counting`), when at least
-    :data:`MIN_ROWS` lines start there; else ``None``."""
+    figures, see :func:`_counting`), when at least :data:`MIN_ROWS` lines start there;
+    else ``None``."""
     for k, line in enumerate(lines):
         rest = [w.text for w in line.words[1:]]
         numbers = [t for t in rest if _NUMBER.fullmatch(t) and not _YEAR.fullmatch(t)]
