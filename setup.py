@@ -1,6 +1,6 @@
 """Builds fissure's optional compiled helpers (Cython): ``fissure.size._parts``, ``fissure.size._pieces``,
-``fissure.split._split``, ``fissure._chunks`` and
-``fissure.parse._mdwalk``.
+``fissure.split._split``, ``fissure._chunks``, ``fissure.parse._mdwalk`` and
+``fissure.parse._pdfwords``.
 
 Everything else is configured in pyproject.toml. Without a C compiler the build goes on
 without them and fissure uses its pure Python code, which gives the same results, only
@@ -40,6 +40,7 @@ def extensions() -> list[Extension]:
             Extension("fissure.split._split", ["src/fissure/split/_split.pyx"]),
             Extension("fissure._chunks", ["src/fissure/_chunks.pyx"]),
             Extension("fissure.parse._mdwalk", ["src/fissure/parse/_mdwalk.pyx"]),
+            Extension("fissure.parse._pdfwords", ["src/fissure/parse/_pdfwords.pyx"]),
         ],
         compiler_directives={"language_level": "3"},
         quiet=True,

@@ -4,9 +4,9 @@ Each check runs in a fresh interpreter, since the switch is read when fissure is
 The child imports fissure, chunks the samples with the sizers and strategies that reach
 every twin (characters through the compiled packer and character table, cl100k and MiniLM
 through the compiled counters, plain text through the compiled chunk loop; and again with a
-character ceiling that binds, over the same tables and counters) and reports
-which twins are loaded and the chunks it made. With the switch set, none is loaded and the
-chunks are the same.
+character ceiling that binds, over the same tables and counters; a PDF through the compiled
+word loop) and reports which twins are loaded and the chunks it made. With the switch set,
+none is loaded and the chunks are the same.
 """
 
 from __future__ import annotations
@@ -45,12 +45,16 @@ for path in sorted(Path("samples").iterdir()):
         found = Chunker(strategy=strategy, tokenizer=sizer_name, max_tokens=budget,
                         max_chars=ceiling).chunk_file(path)
         chunks += [[path.name, sizer_name, c.start, c.end, c.n_tokens] for c in found]
+# A PDF's words through the compiled word loop:
+found = Chunker(tokenizer="chars", max_tokens=300).chunk_file(Path("tests/corpus/pdf/handbook.pdf"))
+chunks += [["handbook.pdf", "chars", c.start, c.end, c.n_tokens] for c in found]
 uses = {
     "CharPacker": recursive.CharPacker, "measure_c": parts.measure_c,
     "compiled_table": ruler.compiled_table,
     "compiled_chars": ruler.compiled_chars, "PieceCounter": sizer.PieceCounter,
     "WordCounter": wordpiece.WordCounter, "build_plain": fissure.chunker._build_plain,
     "paragraphs": levels._paragraphs is not levels._paragraph_cuts or None,
+    "page_lines": sys.modules["fissure.parse.pdf_layout"]._words,
 }
 print(json.dumps({
     "loaded": sorted(m for m in sys.modules if m in _compiled.TWINS),
@@ -98,7 +102,7 @@ def test_without_the_switch_every_built_twin_is_used(compiled: dict):
         pytest.skip(f"no compiled twin was built here: {compiled['reasons']}")
     assert compiled["loaded"] == sorted(built)
     if built == list(TWINS):
-        assert len(compiled["uses"]) == 8, compiled["uses"]
+        assert len(compiled["uses"]) == 9, compiled["uses"]
 
 
 @pytest.mark.parametrize("value", ["0", "", "false", "No", "off"])

@@ -28,6 +28,7 @@ TWINS = (
     "fissure.split._split",
     "fissure._chunks",
     "fissure.parse._mdwalk",
+    "fissure.parse._pdfwords",
 )
 
 _OFF = frozenset({"", "0", "false", "no", "off"})

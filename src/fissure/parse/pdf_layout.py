@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from fissure._compiled import twin
 from fissure.parse.pdf_frame import Frame, frame_of
 
 __all__ = ["HYPHEN", "Line", "Word", "clean", "page_lines", "reading_order"]
@@ -170,7 +171,8 @@ def page_lines(
     that its text stands upright, :mod:`~fissure.parse.pdf_frame`).
 
     A hyphen mark or a jump to another baseline inside one of pdfium's lines starts a
-    new line. This loop runs for every word of every page, so it binds what it calls.
+    new line. The word loop (``_page_lines_py``, or its compiled twin ``_pdfwords``) runs
+    for every word of every page, so it binds what it calls.
 
     Args:
         page: A ``pypdfium2.PdfPage``.
@@ -181,9 +183,18 @@ def page_lines(
     """
     text = textpage.get_text_range() if text is None else text
     frame = frame_of(page, textpage) if frame is None else frame
+    boxes = _Boxes(textpage.raw, frame, len(text) != textpage.count_chars())
+    if _words is not None:
+        return _words.page_lines(text, boxes, number, _line)
+    return _page_lines_py(text, boxes, number)
+
+
+def _page_lines_py(text: str, boxes: _Boxes, number: int) -> list[Line]:
+    """The word loop of :func:`page_lines`, in pure Python (``_pdfwords`` does the same
+    in C and gives the same lines)."""
+    frame = boxes.frame
     left, top = frame.left, frame.top
     turned = frame.box if frame.turn else None
-    boxes = _Boxes(textpage.raw, frame, len(text) != textpage.count_chars())
     get, raw, ref, r = boxes.c.FPDFText_GetLooseCharBox, boxes.raw, boxes.rect_ref, boxes.rect
     index = boxes.index if boxes.mapped else None
     out: list[Line] = []
@@ -245,6 +256,10 @@ def _line(words: list[Word], fonts: list[int], boxes: _Boxes, number: int) -> Li
     if bold and len(fonts) > 1:
         bold = boxes.font(fonts[-1])[0]
     return Line(list(words), number, heights[len(heights) // 2], bold, mono)
+
+
+# The compiled twin of the word loop (or None): asked for here, below the names it imports.
+_words = twin("fissure.parse._pdfwords")
 
 
 # ----------------------------------------------------------------------------- columns
