@@ -19,6 +19,7 @@ __all__ = ["MIN_ROWS", "aligned_runs", "channel", "column_edges", "inked", "phra
 # After a sentence, a justified line's space may be as wide as a narrow channel.
 _SENTENCE = re.compile(r"[.!?:;,]$")
 _LEADER_END = re.compile(r"(?:\.{4,}|(?:\. ?){4,}|…{2,})$")
+_LEADER_LAST = (".", "…")  # the last character of a word that _LEADER_END can end
 _MAX_HEADER_ROWS = 6  # printed lines a header may take
 _FAR = 1e6  # the margins' outer edge, for white space before a line's first word
 MIN_ROWS = 3
@@ -136,7 +137,9 @@ def inked(line: Line) -> list[tuple[float, float, str]]:
     alone is left out; a word that ends in them is measured up to its last letter)."""
     out = []
     for w in line.words:
-        m = _LEADER_END.search(w.text)
+        # Leaders end a word in "." or "…" (a word holds no space): most words are spared
+        # the pattern.
+        m = _LEADER_END.search(w.text) if w.text[-1:] in _LEADER_LAST else None
         if m is None:
             out.append((w.x0, w.x1, w.text))
         elif m.start() > 0:
@@ -214,7 +217,7 @@ def phrases(line: Line) -> list[tuple[float, float, list[str]]]:
     out: list[tuple[float, float, list[str]]] = []
     for w in line.words:
         text, x1 = w.text.replace(HYPHEN, "-"), w.x1
-        leaders = _LEADER_END.search(w.text)
+        leaders = _LEADER_END.search(w.text) if w.text[-1:] in _LEADER_LAST else None
         if leaders is not None:
             if leaders.start() == 0 and out:  # leaders alone: white after the run
                 out[-1][2].append(text)

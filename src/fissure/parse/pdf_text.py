@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from operator import attrgetter
 
 from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
@@ -32,6 +33,7 @@ _SMALLER = 0.88
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"[ivxlcdm]+", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
+_TEXT = attrgetter("text")
 
 
 def _shape(text: str) -> str:
@@ -133,14 +135,15 @@ class Hyphens:
     def words(self) -> Counter[str]:
         """How often each word occurs (counted on the first join: most pages need none)."""
         if self._words is None:
-            words: Counter[str] = Counter()
+            # Counted as printed first, then folded: far fewer distinct words than words.
+            printed: Counter[str] = Counter()
             for lines in self.pages:
                 for line in lines:
-                    words.update(
-                        w.text.lower().strip(".,;:!?()[]\"'")
-                        for w in line.words
-                        if not w.text.endswith(HYPHEN)
-                    )
+                    printed.update(map(_TEXT, line.words))
+            words: Counter[str] = Counter()
+            for text, n in printed.items():
+                if not text.endswith(HYPHEN):
+                    words[text.lower().strip(".,;:!?()[]\"'")] += n
             self._words = words
         return self._words
 
