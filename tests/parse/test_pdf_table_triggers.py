@@ -3,8 +3,9 @@ structure: dot leaders, nil cells, a column of years, a title row padded with em
 cells, a first row of figures, a header over two rows; a table that is not found keeps
 each row's label with its values; no row becomes a heading.
 
-A header printed cell by cell, column numbers under a heading, and figures with a scale
-word came from the ICDAR reports of ``bench.pdf_external``. Each PDF is built here
+A header printed cell by cell, column numbers under a heading, figures with a scale
+word and a header of class bounds set tight over its columns came from the ICDAR reports
+of ``bench.pdf_external``. Each PDF is built here
 (``tests/pdfgen.py``) with the one structure under test.
 """
 
@@ -14,7 +15,7 @@ import re
 
 import pytest
 from tests.pdf_samples import LEFT, LEFT_COLUMN, RIGHT_COLUMN, columns_around_table, ruled_table
-from tests.pdfgen import Page, Pdf
+from tests.pdfgen import Page, Pdf, text_width
 from tree_checks import walk
 
 from fissure import Chunker
@@ -707,3 +708,48 @@ def test_a_chunk_that_starts_before_a_stacked_header_carries_it_joined() -> None
     assert chunk.start < table.start
     assert chunk.context.endswith("| to air kg/year | to water kg/year")
     assert "context_tokens" in chunk.metadata
+
+
+def bounds_table() -> bytes:
+    """A table of amounts by class whose header names each class by its bounds, set
+    tighter than the columns ("Less than $10,000- $15,000- $30,000-" on one line, over
+    three columns, "$55,000" on the same line; the upper bounds and "or more" under it),
+    with a lone "Percent" over its column above them (us-002's Table 4)."""
+    xs = [LEFT, 230, 290, 350, 410, 470, 530]
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Borrowing")
+    draw(page, 660, [["", "Percent", "", "", "", "", ""]], xs)
+    bounds = "Less than $10,000- $15,000- $30,000-"
+    pad = round((530 - 350 - text_width(bounds, 10)) / text_width(" ", 10))
+    page.text(230, 645, "who", size=10)
+    page.text(290, 645, "Average", size=10)
+    page.text(350, 645, bounds + " " * pad + "$55,000", size=10)
+    uppers = ["Characteristic", "borrowed", "amount", "$10,000", "14,999", "29,999", "or more"]
+    draw(page, 630, [uppers], xs)
+    body = [[f"Group {k}", f"{30 + k}.4", f"{20 + k},100", f"1{k % 10}.3", f"2{k % 10}.5",
+             f"3{k % 10}.0", f"4{k % 10}.1"] for k in range(30)]  # fmt: skip
+    draw(page, 612, body, xs)
+    return doc.to_bytes()
+
+
+def test_a_header_of_class_bounds_set_tight_over_its_columns_is_the_header() -> None:
+    """Header lines whose words close the channels between the body's columns (the bounds
+    of each class, with a figure among them) are the header, figures or not: every column
+    of figures stays apart, the three lines over them are the header (the lone word over
+    a value column is no title), and later chunks carry it joined."""
+    doc = pdf.parse(bounds_table(), source="bounds.pdf")
+    (table,) = tables(doc)
+    rows = rows_of(doc, table)
+    assert rows[3:5] == ["Group 0 | 30.4 | 20,100 | 10.3 | 20.5 | 30.0 | 40.1",
+                         "Group 1 | 31.4 | 21,100 | 11.3 | 21.5 | 31.0 | 41.1"]  # fmt: skip
+    header = [r.metadata.get("header", False) for r in table.children if r.kind == "row"]
+    assert header[:4] == [True, True, True, False]
+    assert headings(doc) == ["Borrowing"]
+    chunks = Chunker(max_tokens=60, tokenizer="words").chunk_document(doc)
+    later = [c for c in chunks if c.start > doc.text.index("Group 20")]
+    assert later and all(
+        "Characteristic | Percent who borrowed | Average amount" in c.context
+        and c.context.endswith("$55,000 or more")
+        for c in later
+    )

@@ -43,9 +43,11 @@ _LEADER = re.compile(r"\.{4,}|(?:\. ){3,}")
 _NIL = re.compile(r"(?:\.{1,3}|…|-|–|—|x|n/?a|\*)", re.IGNORECASE)  # a cell meaning "none"
 _PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlcdm]{1,6}", re.IGNORECASE)
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
+_DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"[-+−(]?[$€£¥]?\s?\d[\d,.\s]*%?\)?")
 _SCALED = re.compile(r"[$€£¥]?\d[\d,.]*\s?(?:thousand|million|billion|trillion|mn|bn)", re.I)
 _MAX_HEADER_ROWS = 12  # printed lines a header may take, its words stacked over narrow columns
+_TITLE_WORDS = 2  # words of a title row's one cell where it is not the first
 _CAPTION_LINES = 5  # printed lines a caption above a table may take, units line included
 _WORDS = re.compile(r"[^\W_]+")  # letters and digits: what a line must not lose
 _MARKER = re.compile(r"(?:\d{1,3}|[a-zA-Z]|[ivxIVX]+)[.)]|[•◦▪●∙·*–-]")
@@ -180,11 +182,13 @@ def _aligned(lines: list[Line], page: Sequence[Line], claimed: set[int]) -> Tabl
     edges = sorted(column_edges(body))
     head = _printed_rows([*lines[: first or 0], *loose])
     rows: list[list[Any]] = [_cells(row, edges) for row in head]
+    # The header: the rows above the body up to one with its label alone ("Assets").
+    named = next((k for k, row in enumerate(rows) if not any(row[1:])), len(rows))
     rows += [_cells([line], edges) for line in body]
     every = [*lines, *loose]
     box = (min(ln.x0 for ln in every), min(ln.top for ln in every),
            max(ln.x1 for ln in every), max(ln.bottom for ln in every))  # fmt: skip
-    return _table(box, _wrapped_labels(rows))
+    return _table(box, _wrapped_labels(rows), named)
 
 
 def _cells(printed: list[Line], edges: list[float]) -> list[str]:
@@ -259,13 +263,27 @@ def _without_caption_tail(head: list[Line], caption: Line, top: float) -> list[L
 
 def _first_figures(lines: list[Line]) -> int | None:
     """The first line that holds a figure after its first word (column numbers are no
-    figures, see :func:`_counting`), when at least :data:`MIN_ROWS` lines start there;
-    else ``None``."""
+    figures, see :func:`_counting`) and lines up with the rows under it, when at least
+    :data:`MIN_ROWS` lines start there; else ``None``. A line with words among its figures
+    that close a channel running down all the lines under it is a header's: the bounds of
+    classes set over their columns ("Less than $10,000– $15,000– … $55,000"), and so is
+    each line under it with words among its figures (the upper bounds, "14,999 … or
+    more"). A row of figures alone is the body's, however wide its figures."""
+    headed = False
     for k, line in enumerate(lines):
         rest = [w.text for w in line.words[1:]]
         numbers = [t for t in rest if _NUMBER.fullmatch(t) and not _YEAR.fullmatch(t)]
-        if numbers and not _counting(numbers):  # column numbers 1, 2, 3 … are a header's
-            return k if len(lines) - k >= MIN_ROWS else None
+        if not numbers or _counting(numbers):  # column numbers 1, 2, 3 … are a header's
+            continue
+        if len(lines) - k < MIN_ROWS:
+            return None
+        worded = any(not _DIGIT.search(" ".join(w)) for _, _, w in phrases(line)[1:])
+        if worded and not headed:
+            below = lines[k + 1 :]
+            edges = column_edges(below) if len(below) >= MIN_ROWS else []
+            headed = len(column_edges([line, *below])) < len(edges)
+        if not (worded and headed):
+            return k
     return None
 
 
@@ -376,13 +394,18 @@ def _list_like(table: Table) -> bool:
     return all(_MARKER.fullmatch(c) for c in first if c) and len(table.rows[0]) == 2
 
 
-def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Table | None:
+def _table(
+    bbox: tuple[float, float, float, float], rows: list[list[Any]], head: int = 0
+) -> Table | None:
     """A found grid as a table, or ``None`` when it is not one (too small, mostly empty,
-    a numbered code listing)."""
+    a numbered code listing). ``head``: rows known to be the header (an aligned table's
+    lines above its first row of figures), whatever figures they hold."""
     spans = [any(c is None for c in row) for row in rows]
     split: list[tuple[list[str], bool]] = []
-    for row, spanned in zip(rows, spans, strict=True):
+    for k, (row, spanned) in enumerate(zip(rows, spans, strict=True)):
         split += [(r, spanned) for r in _sub_rows(row)]
+        if k + 1 == head:
+            head = sum(1 for r, _ in split if any(r))  # counted in the rows kept
     kept = [(r, s) for r, s in split if any(r)]
     width = max((len(r) for r, _ in kept), default=0)
     used = [k for k in range(width) if any(k < len(r) and r[k] for r, _ in kept)]
@@ -390,12 +413,16 @@ def _table(bbox: tuple[float, float, float, float], rows: list[list[Any]]) -> Ta
         kept = [([r[k] if k < len(r) else "" for k in used], s) for r, s in kept]
     if len(kept) < 2 or len(used) < 2:
         return None
+    before = len(kept)
     title, kept = _title_rows(kept)
     cells = [c for r, _ in kept for c in r]
     if sum(1 for c in cells if c) < 0.5 * len(cells) or _numbered_lines(kept):
         return None
     rows = [r for r, _ in kept]
     header = _header(kept)
+    head -= before - len(kept)  # the title's rows
+    if header < head <= _MAX_HEADER_ROWS and head < len(rows):
+        header = head
     x0, top, x1, bottom = bbox
     stacked = header > 1 and any(_figures(r) for r in rows)
     return Table(x0, top, x1, bottom, rows, header, title, stacked)
@@ -405,11 +432,15 @@ def _title_rows(
     kept: list[tuple[list[str], bool]],
 ) -> tuple[str | None, list[tuple[list[str], bool]]]:
     """The table's title and the rows after it: a first row with one filled cell over
-    three columns or more (padded with empty cells), or a caption ("Table A.3: …") that
+    three columns or more (padded with empty cells), the first or a phrase of
+    :data:`_TITLE_WORDS` words at least, or a caption ("Table A.3: …") that
     the finder took in as a row, cut into cells, with the rows of one cell under it (the
     rest of its lines)."""
     filled = [c for c in kept[0][0] if c] if kept else []
-    if len(kept) > 3 and len(kept[0][0]) >= 3 and len(filled) == 1:
+    # A title starts the row or is a phrase; one word over a value column ("Percent")
+    # heads that column.
+    titled = len(filled) == 1 and (bool(kept[0][0][0]) or len(filled[0].split()) >= _TITLE_WORDS)
+    if len(kept) > 3 and len(kept[0][0]) >= 3 and titled:
         return filled[0], kept[1:]
     if len(kept) > 3 and caption_title(" ".join(filled)) is not None:
         lines, k = [" ".join(filled)], 1
