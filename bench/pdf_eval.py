@@ -56,7 +56,7 @@ PEER_PACKAGES = [
     "pypdf", "langchain-community", "langchain-text-splitters", "pymupdf4llm==0.3.4",
     "unstructured", "pdfminer.six", "pikepdf", "pi_heif", "pdf2image",
     "opencv-python-headless", "pandas", "scipy", "onnxruntime", "huggingface_hub", "onnx",
-    "matplotlib",
+    "matplotlib", "camelot-py",  # camelot: bench.pdf_tables' peer
 ]  # fmt: skip
 TOP_K = 5
 
