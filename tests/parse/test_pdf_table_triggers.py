@@ -4,8 +4,9 @@ cells, a first row of figures, a header over two rows; a table that is not found
 each row's label with its values; no row becomes a heading.
 
 A header printed cell by cell, column numbers under a heading, figures with a scale
-word and a header of class bounds set tight over its columns came from the ICDAR reports
-of ``bench.pdf_external``. Each PDF is built here
+word, figures set tight and a header of class bounds set tight over its columns came
+from the ICDAR reports of ``bench.pdf_external``; words as far apart as those figures, a
+justified line's space, from the TeX manuals of ``bench.pdf_eval``. Each PDF is built here
 (``tests/pdfgen.py``) with the one structure under test.
 """
 
@@ -753,3 +754,36 @@ def test_a_header_of_class_bounds_set_tight_over_its_columns_is_the_header() -> 
         and c.context.endswith("$55,000 or more")
         for c in later
     )
+
+
+def apart(rows: list[list[str]], gap: float, label_gap: float = 3, size: float = 10) -> bytes:
+    """Rows whose cells follow each other ``gap`` font sizes apart (the first two
+    ``label_gap``), each column starting where the widest cell before it ends."""
+    widths = [max(text_width(row[k], size) for row in rows) for k in range(len(rows[0]))]
+    xs = [LEFT + sum(widths[:k]) + (label_gap + (k - 1) * gap) * size if k else LEFT
+          for k in range(len(widths))]  # fmt: skip
+    doc = Pdf()
+    page = doc.page()
+    opening(page, "Spacing")
+    for n, row in enumerate(rows):
+        for x, w, cell in zip(xs[1:], widths[1:], row[1:], strict=True):  # right-aligned
+            page.text(x + w - text_width(cell, size), 660 - 15 * n, cell, size=size)
+        page.text(LEFT, 660 - 15 * n, row[0], size=size)
+    return doc.to_bytes()
+
+
+def test_figures_set_tight_part_into_columns_and_words_as_far_apart_do_not() -> None:
+    """Half a line's height (0.6 of a 10-point size, the line's box is 11.7 points high)
+    between figures is a column's edge (totals set tight: "2,799,250 2,815,544"); as much
+    between words, lines deep, is a justified line's space: those lines stay prose."""
+    figures = [["Region"] + [f"{2 + k},{799 + 16 * k},{250 + k}" for k in range(3)]]
+    figures += [[name] + [f"{1 + k},{100 + 7 * n + k},{300 + n}" for k in range(3)]
+                for n, name in enumerate(["North", "South", "East", "West"], 1)]  # fmt: skip
+    doc = pdf.parse(apart(figures, 0.6), source="tight.pdf")
+    (table,) = tables(doc)
+    assert rows_of(doc, table)[1] == "North | 1,107,301 | 2,108,301 | 3,109,301"
+    words = [["The cipher", "is keyed"], ["Each block", "is mixed"], ["The state", "is kept"],
+             ["The output", "is final"]]  # fmt: skip
+    doc = pdf.parse(apart(words, 0.6, 0.6), source="justified.pdf")
+    assert tables(doc) == []
+    assert "The cipher is keyed\nEach block is mixed" in doc.text

@@ -1,8 +1,9 @@
 """Runs of aligned lines on a PDF page: the rows of a table without rules.
 
 A table without rules is at least :data:`MIN_ROWS` consecutive lines with a channel of
-white space running down them: an x-range at least :data:`CHANNEL` font sizes wide that
-no word touches (dot leaders count as white; an empty first cell keeps the channel open).
+white space running down them: an x-range at least :data:`CHANNEL` font sizes wide
+between figures (:data:`WORD_CHANNEL` between words) that no word touches (dot leaders
+count as white; an empty first cell keeps the channel open).
 This module finds such runs and the channels of a set of lines; :mod:`.pdf_tables` makes
 the tables. The thresholds are the constants below.
 """
@@ -14,20 +15,34 @@ import re
 from fissure.parse.captions import caption_title
 from fissure.parse.pdf_layout import HYPHEN, Line
 
-__all__ = ["MIN_ROWS", "aligned_runs", "channel", "column_edges", "inked", "phrases", "white"]
+__all__ = [
+    "MIN_ROWS",
+    "aligned_runs",
+    "channel",
+    "column_edges",
+    "inked",
+    "parts",
+    "phrases",
+    "white",
+]
 
 # After a sentence, a justified line's space may be as wide as a narrow channel.
 _SENTENCE = re.compile(r"[.!?:;,]$")
 _LEADER_END = re.compile(r"(?:\.{4,}|(?:\. ?){4,}|…{2,})$")
+# A number as a table prints it (one decimal point: "7.1.1" numbers a section).
+_FIGURE = re.compile(r"[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?%?\)?")
 _LEADER_LAST = (".", "…")  # the last character of a word that _LEADER_END can end
 _MAX_HEADER_ROWS = 6  # printed lines a header may take
 _FAR = 1e6  # the margins' outer edge, for white space before a line's first word
 MIN_ROWS = 3
 # Of the font size: wider than a word space (0.25-0.33); a justified line's wider spaces do
 # not line up three lines deep. Figures set tight ("2,799,250 2,815,544", 5 points apart at
-# 8.5 points) part at 0.45 and not at 0.6 (ICDAR us-018, us-025; bench.pdf_tables). A
-# typewritten line's space is as wide as a letter (0.6): there a channel is wider than that.
+# 8.5 points) part at 0.45 and not at 0.6 (ICDAR us-018, us-025; bench.pdf_tables), but
+# a gap of that width beside a word is a justified line's space (TeX manuals: a running
+# header, a heading and a paragraph's line read as a table): there the gap is WORD_CHANNEL.
+# A typewritten line's space is as wide as a letter (0.6): there a channel is wider.
 CHANNEL = 0.45
+WORD_CHANNEL = 0.6
 TYPED_CHANNEL = 0.6
 LONG_CELL = 30  # characters
 
@@ -116,20 +131,36 @@ def inner(free: list[tuple[float, float]]) -> list[tuple[float, float]]:
 def white(line: Line) -> list[tuple[float, float]]:
     """The white spaces of a line: the wide gaps between its words and the margins on
     either side of them (none for code). Dot leaders are white: ``Revenue ........ 1,234``
-    has a gap from the label to the number."""
+    has a gap from the label to the number. White beside a word counts narrower than
+    beside a figure, by half of :data:`WORD_CHANNEL` less :data:`CHANNEL` a side (a gap
+    of 0.6 font sizes between words or 0.45 between figures is a channel), so that
+    channels run down between figures set tight and not through a justified line."""
     if line.role != "text" or line.mono or not line.words:
         return []
-    wide = channel(line)
-    spans = inked(line)
+    wide, pad = channel(line), _pad(line)
+    spans = [(x0, x1, t) if _FIGURE.fullmatch(t) else (x0 - pad, x1 + pad, t)
+             for x0, x1, t in inked(line)]  # fmt: skip
     return [
         (-_FAR, spans[0][0]),
         *[
             (a1, b0)
             for (_, a1, a), (b0, _, _) in zip(spans, spans[1:], strict=False)
-            if b0 - a1 >= (line.size if _SENTENCE.search(a) else wide)
+            if b0 - a1 >= (line.size - 2 * pad if _SENTENCE.search(a) else wide)
         ],
         (spans[-1][1], _FAR),
     ]
+
+
+def _pad(line: Line) -> float:
+    """How much narrower white beside a word counts than beside a figure, a side."""
+    return 0.0 if line.typed else (WORD_CHANNEL - CHANNEL) / 2 * line.size
+
+
+def parts(line: Line, left: str, right: str, gap: float) -> bool:
+    """Whether a gap of ``gap`` points between the words ``left`` and ``right`` parts two
+    cells, as :func:`white` counts it."""
+    words = (_FIGURE.fullmatch(left) is None) + (_FIGURE.fullmatch(right) is None)
+    return gap >= channel(line) + words * _pad(line)
 
 
 def inked(line: Line) -> list[tuple[float, float, str]]:
@@ -163,8 +194,8 @@ def _row_like(line: Line) -> bool:
     cells are (a line of two columns of prose has two long pieces)."""
     spans = inked(line)
     pieces, current = [], spans[0][2] if spans else ""
-    for (_, a1, _), (b0, _, text) in zip(spans, spans[1:], strict=False):
-        if b0 - a1 >= channel(line):
+    for (_, a1, left), (b0, _, text) in zip(spans, spans[1:], strict=False):
+        if parts(line, left, text, b0 - a1):
             pieces.append(current)
             current = text
         else:
@@ -211,8 +242,8 @@ def _tabular(lines: list[Line], channels: list[tuple[float, float]]) -> bool:
 
 
 def phrases(line: Line) -> list[tuple[float, float, list[str]]]:
-    """``(x0, x1, words)`` of each run of words in ``line`` whose gaps are narrower than a
-    channel (:data:`CHANNEL` font sizes). Dot leaders count as white: they stay in the
+    """``(x0, x1, words)`` of each run of words in ``line`` whose gaps part no cells
+    (:func:`parts`). Dot leaders count as white: they stay in the
     words (a table of contents is told by them) but do not stretch the run."""
     out: list[tuple[float, float, list[str]]] = []
     for w in line.words:
@@ -223,7 +254,7 @@ def phrases(line: Line) -> list[tuple[float, float, list[str]]]:
                 out[-1][2].append(text)
                 continue
             x1 = w.x0 + leaders.start() / len(w.text) * (w.x1 - w.x0)
-        if out and w.x0 - out[-1][1] < channel(line):
+        if out and not parts(line, out[-1][2][-1], text, w.x0 - out[-1][1]):
             out[-1] = (out[-1][0], max(out[-1][1], x1), [*out[-1][2], text])
         else:
             out.append((w.x0, x1, [text]))
