@@ -728,8 +728,18 @@ def bounds_table() -> bytes:
     page.text(350, 645, bounds + " " * pad + "$55,000", size=10)
     uppers = ["Characteristic", "borrowed", "amount", "$10,000", "14,999", "29,999", "or more"]
     draw(page, 630, [uppers], xs)
-    body = [[f"Group {k}", f"{30 + k}.4", f"{20 + k},100", f"1{k % 10}.3", f"2{k % 10}.5",
-             f"3{k % 10}.0", f"4{k % 10}.1"] for k in range(30)]  # fmt: skip
+    body = [
+        [
+            f"Group {k}",
+            f"{30 + k}.4",
+            f"{20 + k},100",
+            f"1{k % 10}.3",
+            f"2{k % 10}.5",
+            f"3{k % 10}.0",
+            f"4{k % 10}.1",
+        ]
+        for k in range(30)
+    ]
     draw(page, 612, body, xs)
     return doc.to_bytes()
 
@@ -742,8 +752,10 @@ def test_a_header_of_class_bounds_set_tight_over_its_columns_is_the_header() -> 
     doc = pdf.parse(bounds_table(), source="bounds.pdf")
     (table,) = tables(doc)
     rows = rows_of(doc, table)
-    assert rows[3:5] == ["Group 0 | 30.4 | 20,100 | 10.3 | 20.5 | 30.0 | 40.1",
-                         "Group 1 | 31.4 | 21,100 | 11.3 | 21.5 | 31.0 | 41.1"]  # fmt: skip
+    assert rows[3:5] == [
+        "Group 0 | 30.4 | 20,100 | 10.3 | 20.5 | 30.0 | 40.1",
+        "Group 1 | 31.4 | 21,100 | 11.3 | 21.5 | 31.0 | 41.1",
+    ]
     header = [r.metadata.get("header", False) for r in table.children if r.kind == "row"]
     assert header[:4] == [True, True, True, False]
     assert headings(doc) == ["Borrowing"]
@@ -760,8 +772,10 @@ def apart(rows: list[list[str]], gap: float, label_gap: float = 3, size: float =
     """Rows whose cells follow each other ``gap`` font sizes apart (the first two
     ``label_gap``), each column starting where the widest cell before it ends."""
     widths = [max(text_width(row[k], size) for row in rows) for k in range(len(rows[0]))]
-    xs = [LEFT + sum(widths[:k]) + (label_gap + (k - 1) * gap) * size if k else LEFT
-          for k in range(len(widths))]  # fmt: skip
+    xs = [
+        LEFT + sum(widths[:k]) + (label_gap + (k - 1) * gap) * size if k else LEFT
+        for k in range(len(widths))
+    ]
     doc = Pdf()
     page = doc.page()
     opening(page, "Spacing")
@@ -777,13 +791,19 @@ def test_figures_set_tight_part_into_columns_and_words_as_far_apart_do_not() -> 
     between figures is a column's edge (totals set tight: "2,799,250 2,815,544"); as much
     between words, lines deep, is a justified line's space: those lines stay prose."""
     figures = [["Region"] + [f"{2 + k},{799 + 16 * k},{250 + k}" for k in range(3)]]
-    figures += [[name] + [f"{1 + k},{100 + 7 * n + k},{300 + n}" for k in range(3)]
-                for n, name in enumerate(["North", "South", "East", "West"], 1)]  # fmt: skip
+    figures += [
+        [name] + [f"{1 + k},{100 + 7 * n + k},{300 + n}" for k in range(3)]
+        for n, name in enumerate(["North", "South", "East", "West"], 1)
+    ]
     doc = pdf.parse(apart(figures, 0.6), source="tight.pdf")
     (table,) = tables(doc)
     assert rows_of(doc, table)[1] == "North | 1,107,301 | 2,108,301 | 3,109,301"
-    words = [["The cipher", "is keyed"], ["Each block", "is mixed"], ["The state", "is kept"],
-             ["The output", "is final"]]  # fmt: skip
+    words = [
+        ["The cipher", "is keyed"],
+        ["Each block", "is mixed"],
+        ["The state", "is kept"],
+        ["The output", "is final"],
+    ]
     doc = pdf.parse(apart(words, 0.6, 0.6), source="justified.pdf")
     assert tables(doc) == []
     assert "The cipher is keyed\nEach block is mixed" in doc.text

@@ -53,11 +53,18 @@ def _rows(lines: list[pdf_layout.Line]) -> list[tuple[Any, ...]]:
     """Everything a line holds; coordinates by their bits (``float.hex`` refuses non-floats)."""
     return [
         (
-            ln.page, ln.size.hex(), ln.bold, ln.mono, ln.starts, ln.ocr, ln.role, ln.row,
+            ln.page,
+            ln.size.hex(),
+            ln.bold,
+            ln.mono,
+            ln.starts,
+            ln.ocr,
+            ln.role,
+            ln.row,
             [(w.text, w.x0.hex(), w.x1.hex(), w.top.hex(), w.bottom.hex()) for w in ln.words],
         )
         for ln in lines
-    ]  # fmt: skip
+    ]
 
 
 def assert_twins(text: str, textpage: Any, frame: Any, number: int, mapped: bool) -> int:
@@ -187,10 +194,31 @@ def test_the_twins_constants_are_the_python_loops():
 # word ends and inside lines, ligatures and characters that cleaning drops (words of them
 # only), astral characters, and texts longer than the page (positions without a box).
 ALPHABET = list("abcXYZ09.-") + [
-    " ", "\t", "\r", "\n", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2028", "\u3000",
-    "\ufffe", "\x02", "\xad", "\ufb01", "\ufb03", "\u200b", "\ufeff", "\x00", "\x01",
-    "\x7f", "é", "\u4e2d", "\U0001d400",
-]  # fmt: skip
+    " ",
+    "\t",
+    "\r",
+    "\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x85",
+    "\xa0",
+    "\u2028",
+    "\u3000",
+    "\ufffe",
+    "\x02",
+    "\xad",
+    "\ufb01",
+    "\ufb03",
+    "\u200b",
+    "\ufeff",
+    "\x00",
+    "\x01",
+    "\x7f",
+    "é",
+    "\u4e2d",
+    "\U0001d400",
+]
 PAGES = {"handbook": _shifted(handbook()), "turned": _turned(90), "upside down": _turned(180)}
 
 

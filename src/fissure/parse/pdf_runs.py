@@ -138,8 +138,10 @@ def white(line: Line) -> list[tuple[float, float]]:
     if line.role != "text" or line.mono or not line.words:
         return []
     wide, pad = channel(line), _pad(line)
-    spans = [(x0, x1, t) if _FIGURE.fullmatch(t) else (x0 - pad, x1 + pad, t)
-             for x0, x1, t in inked(line)]  # fmt: skip
+    spans = [
+        (x0, x1, t) if _FIGURE.fullmatch(t) else (x0 - pad, x1 + pad, t)
+        for x0, x1, t in inked(line)
+    ]
     return [
         (-_FAR, spans[0][0]),
         *[
