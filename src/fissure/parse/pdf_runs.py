@@ -137,19 +137,16 @@ def white(line: Line) -> list[tuple[float, float]]:
     channels run down between figures set tight and not through a justified line."""
     if line.role != "text" or line.mono or not line.words:
         return []
-    wide, pad = channel(line), _pad(line)
-    spans = [
-        (x0, x1, t) if _FIGURE.fullmatch(t) else (x0 - pad, x1 + pad, t)
-        for x0, x1, t in inked(line)
-    ]
+    pad = _pad(line)
+    spans = [(x0, x1, t, 0.0 if _FIGURE.fullmatch(t) else pad) for x0, x1, t in inked(line)]
     return [
-        (-_FAR, spans[0][0]),
+        (-_FAR, spans[0][0] - spans[0][3]),
         *[
-            (a1, b0)
-            for (_, a1, a), (b0, _, _) in zip(spans, spans[1:], strict=False)
-            if b0 - a1 >= (line.size - 2 * pad if _SENTENCE.search(a) else wide)
+            (a1 + a_pad, b0 - b_pad)
+            for (_, a1, a, a_pad), (b0, _, _, b_pad) in zip(spans, spans[1:], strict=False)
+            if b0 - a1 >= (line.size if _SENTENCE.search(a) else channel(line) + a_pad + b_pad)
         ],
-        (spans[-1][1], _FAR),
+        (spans[-1][1] + spans[-1][3], _FAR),
     ]
 
 
@@ -160,7 +157,7 @@ def _pad(line: Line) -> float:
 
 def parts(line: Line, left: str, right: str, gap: float) -> bool:
     """Whether a gap of ``gap`` points between the words ``left`` and ``right`` parts two
-    cells, as :func:`white` counts it."""
+    cells, as :func:`white` counts a gap after a word that ends no sentence."""
     words = (_FIGURE.fullmatch(left) is None) + (_FIGURE.fullmatch(right) is None)
     return gap >= channel(line) + words * _pad(line)
 

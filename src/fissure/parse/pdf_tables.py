@@ -402,10 +402,11 @@ def _table(
     lines above its first row of figures), whatever figures they hold."""
     spans = [any(c is None for c in row) for row in rows]
     split: list[tuple[list[str], bool]] = []
+    lead = 0  # the ``head`` rows, counted in the rows kept
     for k, (row, spanned) in enumerate(zip(rows, spans, strict=True)):
         split += [(r, spanned) for r in _sub_rows(row)]
         if k + 1 == head:
-            head = sum(1 for r, _ in split if any(r))  # counted in the rows kept
+            lead = sum(1 for r, _ in split if any(r))
     kept = [(r, s) for r, s in split if any(r)]
     width = max((len(r) for r, _ in kept), default=0)
     used = [k for k in range(width) if any(k < len(r) and r[k] for r, _ in kept)]
@@ -420,9 +421,9 @@ def _table(
         return None
     rows = [r for r, _ in kept]
     header = _header(kept)
-    head -= before - len(kept)  # the title's rows
-    if header < head <= _MAX_HEADER_ROWS and head < len(rows):
-        header = head
+    lead -= before - len(kept)  # the title's rows
+    if header < lead <= _MAX_HEADER_ROWS and lead < len(rows):
+        header = lead
     x0, top, x1, bottom = bbox
     stacked = header > 1 and any(_figures(r) for r in rows)
     return Table(x0, top, x1, bottom, rows, header, title, stacked)
